@@ -1,0 +1,144 @@
+// Package config finds, parses and merges mcpx configuration files and
+// computes the three identities of DESIGN.md §3: DaemonKey, SchemaHash and
+// ServerHash. It is shared by the CLI side and the daemon side, so it must not
+// import anything from either.
+package config
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// DaemonKey names the daemon (and systemd unit instance) serving a set of
+// config sources: 12 hex digits of SHA-256 over the symlink-resolved source
+// paths, nearest first, NUL-separated. The built-in default is "builtin".
+type DaemonKey string
+
+// BuiltinKey is the daemon key used when no config file exists anywhere.
+const BuiltinKey DaemonKey = "builtin"
+
+// SchemaHash identifies the set of server definitions a daemon serves:
+// 16 hex digits of SHA-256 over the canonical JSON of every definition.
+type SchemaHash string
+
+// ServerHash identifies one server definition as written (variables
+// unexpanded): 16 hex digits. The schema cache and pools are keyed by it.
+type ServerHash string
+
+// Transport kinds.
+const (
+	TransportStdio = "stdio"
+	TransportHTTP  = "http"
+	TransportSSE   = "sse"
+)
+
+// Sharing modes.
+const (
+	SharingShared    = "shared"
+	SharingExclusive = "exclusive"
+)
+
+// Scopes decide which server instance a caller gets.
+const (
+	ScopeGlobal  = "global"
+	ScopeCwd     = "cwd"
+	ScopeSession = "session"
+	ScopeCall    = "call"
+)
+
+// Policy values (DESIGN.md §7).
+const (
+	PolicyConfirm = "confirm"
+	PolicyAllow   = "allow"
+	PolicyDeny    = "deny"
+)
+
+// Duration is a time.Duration that reads "30s"/"5m" strings or a number of
+// seconds from JSON and writes the string form.
+type Duration time.Duration
+
+// Policy is the destructive-call policy, globally or for one server.
+// Empty fields inherit.
+type Policy struct {
+	Destructive string `json:"destructive,omitempty"` // confirm | allow | deny
+	Unannotated string `json:"unannotated,omitempty"` // allow | confirm
+}
+
+// Options is a server's `mcpx` block. After Load, each Server's Options hold
+// the effective values: the server's own block over the top-level defaults
+// over the built-in defaults.
+type Options struct {
+	Sharing      string   `json:"sharing,omitempty"`
+	Scope        string   `json:"scope,omitempty"`
+	Max          int      `json:"max,omitempty"`
+	IdleTimeout  Duration `json:"idleTimeout,omitempty"`
+	CallTimeout  Duration `json:"callTimeout,omitempty"`
+	StartTimeout Duration `json:"startTimeout,omitempty"`
+	Tools        []string `json:"tools,omitempty"`
+	ExcludeTools []string `json:"excludeTools,omitempty"`
+	Description  string   `json:"description,omitempty"`
+	Disabled     bool     `json:"disabled,omitempty"`
+	Policy       Policy   `json:"policy,omitempty"`
+}
+
+// Server is one configured MCP server.
+type Server struct {
+	Name      string            `json:"-"`
+	Command   string            `json:"command,omitempty"`
+	Args      []string          `json:"args,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+	Cwd       string            `json:"cwd,omitempty"`
+	URL       string            `json:"url,omitempty"`
+	Transport string            `json:"transport,omitempty"` // stdio | http | sse (set by Load)
+	Headers   map[string]string `json:"headers,omitempty"`
+	Options   Options           `json:"mcpx,omitempty"`
+
+	// Source is the file that defined the server ("" for the built-in one).
+	Source string `json:"-"`
+	// Raw is the entry exactly as written in Source; the hashes are
+	// computed from it.
+	Raw json.RawMessage `json:"-"`
+}
+
+// CacheSettings bound the content-addressed store.
+type CacheSettings struct {
+	MaxBytes int64    `json:"maxBytes,omitempty"`
+	MaxAge   Duration `json:"maxAge,omitempty"`
+}
+
+// Settings is the top-level `mcpx` block: daemon settings plus defaults for
+// every server.
+type Settings struct {
+	IdleExit Duration      `json:"idleExit,omitempty"`
+	Cache    CacheSettings `json:"cache,omitempty"`
+	Policy   Policy        `json:"policy,omitempty"`
+	// Defaults are the server options every server inherits.
+	Defaults Options `json:"-"`
+}
+
+// Config is the merged result of every source.
+type Config struct {
+	// Sources are the symlink-resolved config files, nearest first. Empty
+	// when the built-in default is in use.
+	Sources []string
+	// Builtin is true when no source exists and the built-in demo server
+	// is the whole configuration.
+	Builtin bool
+	// Servers by name; disabled servers are removed.
+	Servers map[string]*Server
+	// Settings holds the effective daemon settings and server defaults.
+	Settings Settings
+	// Warnings are non-fatal findings (unknown server keys, ...), one
+	// sentence each, naming file:line:col where known.
+	Warnings []string
+}
+
+// Built-in defaults.
+const (
+	DefaultIdleTimeout  = 5 * time.Minute
+	DefaultCallTimeout  = 120 * time.Second
+	DefaultStartTimeout = 30 * time.Second
+	DefaultIdleExit     = 15 * time.Minute
+	DefaultCacheBytes   = 1 << 30
+	DefaultCacheAge     = 30 * 24 * time.Hour
+)

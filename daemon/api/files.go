@@ -1,0 +1,80 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// WriteJSONAtomic writes v as indented JSON to path with the given mode:
+// temp file in the same directory, fsync, rename. Readers see either the old
+// file or the new one, never a partial write; a crash may leave a
+// ".tmp-*" file behind, which nothing reads.
+func WriteJSONAtomic(path string, v any, mode uint32) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write %s: encode: %w", path, err)
+	}
+	data = append(data, '\n')
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	fail := func(err error) error {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Chmod(os.FileMode(mode)); err != nil {
+		return fail(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadInfo reads an info file. A missing file is an error satisfying
+// errors.Is(err, fs.ErrNotExist).
+func ReadInfo(path string) (*InfoFile, error) {
+	var info InfoFile
+	if err := readJSON(path, &info); err != nil {
+		return nil, fmt.Errorf("read info file: %w", err)
+	}
+	return &info, nil
+}
+
+// ReadKeyRecord reads a key record. A missing file is an error satisfying
+// errors.Is(err, fs.ErrNotExist).
+func ReadKeyRecord(path string) (*KeyRecord, error) {
+	var rec KeyRecord
+	if err := readJSON(path, &rec); err != nil {
+		return nil, fmt.Errorf("read key record: %w", err)
+	}
+	return &rec, nil
+}
+
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}

@@ -35,7 +35,7 @@ import (
 // Manager is one running hermetic systemd user manager.
 type Manager struct {
 	// Dir is the instance's root; HOME is Dir/home, XDG_RUNTIME_DIR Dir/run.
-	Dir string
+	Dir    string
 	cmd    *exec.Cmd
 	exited chan error
 	log    *lockedBuffer

@@ -1,0 +1,270 @@
+// Package e2e drives the built mcpx binary, as a user would, in hermetic
+// HOME/XDG trees against real MCP servers: the Go fixture and the pinned npm
+// servers of tests/npm.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	mcpxBin    string // the mcpx binary under test
+	fixtureBin string // internal/fixture/cmd/mcpx-fixture
+	repoRoot   string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	_, file, _, _ := runtime.Caller(0)
+	repoRoot = filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	dir, err := os.MkdirTemp("", "mcpx-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	mcpxBin = filepath.Join(dir, "mcpx")
+	fixtureBin = filepath.Join(dir, "mcpx-fixture")
+	for out, pkg := range map[string]string{mcpxBin: "./cmd/mcpx", fixtureBin: "./internal/fixture/cmd/mcpx-fixture"} {
+		cmd := exec.Command("go", "build", "-race", "-o", out, pkg)
+		cmd.Dir = repoRoot
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n", pkg, err)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+// Env is one hermetic user: its own HOME, XDG directories and runtime dir,
+// and a marker variable that every process it starts inherits, so the test
+// can find them in the process table.
+type Env struct {
+	t      testing.TB
+	Root   string
+	Home   string
+	Run    string // XDG_RUNTIME_DIR
+	Work   string // the working directory commands run in
+	Marker string
+	extra  map[string]string
+}
+
+// NewEnv makes a hermetic environment and stops its daemons at cleanup.
+func NewEnv(t testing.TB) *Env {
+	t.Helper()
+	// Short root: socket paths must stay under 100 bytes.
+	root, err := os.MkdirTemp("", "mx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Env{
+		t:      t,
+		Root:   root,
+		Home:   filepath.Join(root, "home"),
+		Run:    filepath.Join(root, "run"),
+		Work:   filepath.Join(root, "work"),
+		Marker: "MCPX_E2E_MARKER=" + filepath.Base(root),
+		extra:  map[string]string{"MCPX_SERVICE": "direct"},
+	}
+	for _, d := range []string{e.Home, e.Work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(e.Run, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.Mcpx("stop", "--all")
+		e.killMarked()
+		os.RemoveAll(root)
+	})
+	return e
+}
+
+// Set adds or overrides an environment variable for later commands.
+func (e *Env) Set(k, v string) { e.extra[k] = v }
+
+// Environ is the environment commands get.
+func (e *Env) Environ() []string {
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + e.Home,
+		"XDG_RUNTIME_DIR=" + e.Run,
+		"LANG=C.UTF-8",
+		e.Marker,
+	}
+	for k, v := range e.extra {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// WriteFile writes content to path relative to Root (or absolute).
+func (e *Env) WriteFile(path, content string) string {
+	e.t.Helper()
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(e.Root, path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return path
+}
+
+// Result is one finished command.
+type Result struct {
+	Args   []string
+	Stdout string
+	Stderr string
+	Code   int
+}
+
+func (r Result) String() string {
+	return fmt.Sprintf("mcpx %s → exit %d\nstdout: %s\nstderr: %s", strings.Join(r.Args, " "), r.Code, r.Stdout, r.Stderr)
+}
+
+// Mcpx runs the binary in Work with a bounded time.
+func (e *Env) Mcpx(args ...string) Result {
+	return e.McpxIn(e.Work, args...)
+}
+
+// McpxIn runs the binary in dir.
+func (e *Env) McpxIn(dir string, args ...string) Result {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, mcpxBin, args...)
+	cmd.Dir = dir
+	cmd.Env = e.Environ()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := Result{Args: args, Stdout: out.String(), Stderr: errb.String()}
+	if err != nil {
+		var ee *exec.ExitError
+		if ok := asExit(err, &ee); ok {
+			r.Code = ee.ExitCode()
+		} else {
+			r.Code = -1
+			r.Stderr += "\n(run error: " + err.Error() + ")"
+		}
+	}
+	return r
+}
+
+func asExit(err error, target **exec.ExitError) bool {
+	ee, ok := err.(*exec.ExitError)
+	if ok {
+		*target = ee
+	}
+	return ok
+}
+
+// MustOK runs and fails the test unless the exit code is 0.
+func (e *Env) MustOK(args ...string) Result {
+	e.t.Helper()
+	r := e.Mcpx(args...)
+	if r.Code != 0 {
+		e.t.Fatalf("%s", r)
+	}
+	return r
+}
+
+// JSON runs `mcpx --json args…`, requires exit 0 and decodes stdout into v.
+func (e *Env) JSON(v any, args ...string) Result {
+	e.t.Helper()
+	r := e.MustOK(append([]string{"--json"}, args...)...)
+	if err := json.Unmarshal([]byte(r.Stdout), v); err != nil {
+		e.t.Fatalf("decode %s: %v", r, err)
+	}
+	return r
+}
+
+// Marked lists the pids of live processes carrying this Env's marker,
+// except zombies.
+func (e *Env) Marked() []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, ent := range ents {
+		var pid int
+		if _, err := fmt.Sscanf(ent.Name(), "%d", &pid); err != nil {
+			continue
+		}
+		environ, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "environ"))
+		if err != nil || !bytes.Contains(environ, []byte(e.Marker+"\x00")) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", ent.Name(), "stat"))
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && stat[i+2] == 'Z' {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// MarkedCmdlines returns the command lines of the marked processes.
+func (e *Env) MarkedCmdlines() []string {
+	var out []string
+	for _, pid := range e.Marked() {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		out = append(out, strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " ")))
+	}
+	return out
+}
+
+func (e *Env) killMarked() {
+	for _, pid := range e.Marked() {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// Eventually polls cond until it holds or the deadline passes.
+func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// npmBin returns the path of a pinned npm server's executable, failing under
+// CI (scripts/setup installs them) and skipping elsewhere when absent.
+func npmBin(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join(repoRoot, "tests", "npm", "node_modules", ".bin", name)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not installed: scripts/setup installs tests/npm (%v)", name, err)
+		}
+		t.Skipf("%s is not installed; run scripts/setup", name)
+	}
+	return p
+}
+
+// jsonString quotes s as a JSON string.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

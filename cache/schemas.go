@@ -1,0 +1,265 @@
+package cache
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/config"
+)
+
+// Snapshot is one server's cached schemas (DESIGN §7). Tools, prompts and
+// resources are kept as the raw JSON the server sent.
+//
+// Changing this type's shape changes SnapshotFormat, so every snapshot saved
+// before is refetched instead of half-read.
+type Snapshot struct {
+	Format          string            `json:"format"`
+	ServerHash      config.ServerHash `json:"serverHash"`
+	FetchedAt       *time.Time        `json:"fetchedAt,omitempty"` // nil when Error is set
+	Error           string            `json:"error,omitempty"`
+	ProtocolVersion string            `json:"protocolVersion,omitempty"`
+	ServerInfo      json.RawMessage   `json:"serverInfo,omitempty"`
+	Instructions    string            `json:"instructions,omitempty"`
+	Tools           []json.RawMessage `json:"tools"`
+	Prompts         []json.RawMessage `json:"prompts,omitempty"`
+	Resources       []json.RawMessage `json:"resources,omitempty"`
+}
+
+// Ref is a schema ref file, <schemas>/<serverHash>.json.
+type Ref struct {
+	ServerHash config.ServerHash `json:"serverHash"`
+	Digest     Digest            `json:"digest"`
+	Format     string            `json:"format"`
+	SavedAt    time.Time         `json:"savedAt"`
+}
+
+// Schemas is the schema cache: refs <cache>/schemas/<serverHash>.json
+// pointing at snapshot blobs in the store. The refs are roots of the store:
+// a referenced snapshot is kept by byte eviction (but not past the maximum
+// age). Safe for concurrent use by goroutines and processes: refs are
+// replaced by rename, and the last Save wins.
+type Schemas struct {
+	store *Store
+	dir   string
+}
+
+// NewSchemas returns the schema cache over store with refs in dir
+// (config.Paths.Schemas()), and registers its refs as roots of store.
+func NewSchemas(store *Store, dir string) *Schemas {
+	c := &Schemas{store: store, dir: dir}
+	store.AddRoots(c.Roots)
+	return c
+}
+
+func (c *Schemas) refPath(h config.ServerHash) string {
+	return filepath.Join(c.dir, string(h)+".json")
+}
+
+// validHash keeps a server hash from naming a file outside the refs dir.
+func validHash(h config.ServerHash) bool {
+	return h != "" && !strings.ContainsAny(string(h), `/\.`) && !strings.HasPrefix(string(h), "-")
+}
+
+// Load returns the usable snapshot for h or a *MissError saying why not
+// (no ref, missing blob, digest mismatch, other format). A ref whose blob
+// is missing or corrupt is dropped; a ref of another format is left for the
+// next Save to replace (an older mcpx sharing the cache may still read it).
+// A snapshot of a failed fetch is returned as is: Error set, FetchedAt nil.
+func (c *Schemas) Load(h config.ServerHash) (*Snapshot, error) {
+	if !validHash(h) {
+		return nil, &MissError{Server: h, Reason: ReasonNoSnapshot, Detail: "malformed server hash"}
+	}
+	ref, err := c.readRef(h)
+	if err != nil {
+		return nil, err
+	}
+	if ref.Format != snapshotFormat {
+		return nil, &MissError{Server: h, Digest: ref.Digest, Reason: ReasonFormat,
+			Detail: fmt.Sprintf("saved as %s, this mcpx reads %s", ref.Format, snapshotFormat)}
+	}
+	data, err := c.store.Get(ref.Digest)
+	var miss *MissError
+	if errors.As(err, &miss) {
+		_ = c.dropRef(h, ref.Digest)
+		return nil, &MissError{Server: h, Digest: ref.Digest, Reason: miss.Reason, Detail: "ref dropped"}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load schema snapshot for server %s: %w", h, err)
+	}
+	// The blob's own format decides, whatever the ref says.
+	var head struct {
+		Format string `json:"format"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		_ = c.dropRef(h, ref.Digest)
+		return nil, &MissError{Server: h, Digest: ref.Digest, Reason: ReasonBadSnapshot, Detail: err.Error()}
+	}
+	if head.Format != snapshotFormat {
+		return nil, &MissError{Server: h, Digest: ref.Digest, Reason: ReasonFormat,
+			Detail: fmt.Sprintf("snapshot is %s, this mcpx reads %s", head.Format, snapshotFormat)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var snap Snapshot
+	if err := dec.Decode(&snap); err != nil || snap.ServerHash != h {
+		detail := fmt.Sprintf("snapshot is for server %s", snap.ServerHash)
+		if err != nil {
+			detail = err.Error()
+		}
+		_ = c.dropRef(h, ref.Digest)
+		return nil, &MissError{Server: h, Digest: ref.Digest, Reason: ReasonBadSnapshot, Detail: detail}
+	}
+	return &snap, nil
+}
+
+func (c *Schemas) readRef(h config.ServerHash) (*Ref, error) {
+	b, err := os.ReadFile(c.refPath(h))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &MissError{Server: h, Reason: ReasonNoSnapshot}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read schema ref for server %s: %w", h, err)
+	}
+	var ref Ref
+	if err := json.Unmarshal(b, &ref); err != nil || ref.ServerHash != h || !ref.Digest.Valid() {
+		_ = os.Remove(c.refPath(h))
+		detail := "ref names another server or a malformed digest; removed"
+		if err != nil {
+			detail = err.Error() + "; removed"
+		}
+		return nil, &MissError{Server: h, Reason: ReasonBadRef, Detail: detail}
+	}
+	return &ref, nil
+}
+
+// dropRef removes h's ref if it still points at d (a concurrent Save may
+// have replaced it with a good one).
+func (c *Schemas) dropRef(h config.ServerHash, d Digest) error {
+	b, err := os.ReadFile(c.refPath(h))
+	if err != nil {
+		return nil
+	}
+	var ref Ref
+	if json.Unmarshal(b, &ref) == nil && ref.Digest != d {
+		return nil
+	}
+	if err := os.Remove(c.refPath(h)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Save stores snap (setting Format) and points h's ref at it. A snapshot
+// with Error set records a failed fetch: its FetchedAt is cleared.
+func (c *Schemas) Save(snap *Snapshot) error {
+	h := snap.ServerHash
+	if !validHash(h) {
+		return fmt.Errorf("save schema snapshot: malformed server hash %q", h)
+	}
+	snap.Format = snapshotFormat
+	if snap.Error != "" {
+		snap.FetchedAt = nil
+	}
+	data, err := json.Marshal(snap)
+	if err != nil {
+		return fmt.Errorf("save schema snapshot for server %s: %w", h, err)
+	}
+	// The lease covers the moment between the blob appearing and the ref
+	// naming it; after that the ref is the root.
+	d, _, lease, err := c.store.PutLease(bytes.NewReader(data), time.Minute)
+	if err != nil {
+		return fmt.Errorf("save schema snapshot for server %s: %w", h, err)
+	}
+	defer lease.Release()
+	ref, err := json.Marshal(Ref{ServerHash: h, Digest: d, Format: snapshotFormat, SavedAt: c.store.now().UTC()})
+	if err != nil {
+		return fmt.Errorf("save schema snapshot for server %s: %w", h, err)
+	}
+	if err := writeFileAtomic(c.dir, string(h)+".json", ref); err != nil {
+		return fmt.Errorf("save schema ref for server %s: %w", h, err)
+	}
+	return nil
+}
+
+// Invalidate removes h's ref. A missing ref is not an error.
+func (c *Schemas) Invalidate(h config.ServerHash) error {
+	if !validHash(h) {
+		return nil
+	}
+	if err := os.Remove(c.refPath(h)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("invalidate schema snapshot for server %s: %w", h, err)
+	}
+	return nil
+}
+
+// Roots reports the digest every ref points at, as "schemas/<serverHash>.json".
+// It is registered with the store by NewSchemas. Unreadable refs are skipped;
+// leftover temp files of crashed writers are removed.
+func (c *Schemas) Roots() (map[Digest][]string, error) {
+	des, err := os.ReadDir(c.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read schema refs %s: %w", c.dir, err)
+	}
+	out := map[Digest][]string{}
+	now := c.store.now()
+	for _, de := range des {
+		name := de.Name()
+		if strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp") {
+			if fi, err := de.Info(); err == nil && now.Sub(fi.ModTime()) > DefaultTempMaxAge {
+				_ = os.Remove(filepath.Join(c.dir, name))
+			}
+			continue
+		}
+		h, ok := strings.CutSuffix(name, ".json")
+		if !ok || !validHash(config.ServerHash(h)) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(c.dir, name))
+		if err != nil {
+			continue
+		}
+		var ref Ref
+		if json.Unmarshal(b, &ref) != nil || !ref.Digest.Valid() {
+			continue
+		}
+		out[ref.Digest] = append(out[ref.Digest], "schemas/"+name)
+	}
+	return out, nil
+}
+
+// writeFileAtomic writes dir/name by temp file + fsync + rename.
+func writeFileAtomic(dir, name string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+name+".tmp*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(dir, name))
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return err
+	}
+	syncDir(dir)
+	return nil
+}

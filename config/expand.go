@@ -1,0 +1,177 @@
+package config
+
+import (
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Variable references, expanded in command, args, env values, cwd, url and
+// header values (nowhere else, and never in names or keys):
+//
+//	${VAR}           the caller's VAR; unset is an *UnsetVarError
+//	${VAR:-default}  VAR when set and not empty, else default (no error)
+//	${env:VAR}       VS Code's spelling of ${VAR}
+//	$${              a literal "${" (the only escape; a lone $ is literal)
+//
+// VAR is [A-Za-z_][A-Za-z0-9_]*. Anything else after "${" (for example VS
+// Code's ${input:id}) is left as written.
+
+// ref is one ${...} reference found in a string.
+type ref struct {
+	start, end int // span of the whole reference in the string
+	name       string
+	def        string
+	hasDef     bool
+	escape     bool // $${ → ${
+}
+
+// scanRefs finds the references in s, in order.
+func scanRefs(s string) []ref {
+	var out []ref
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' {
+			continue
+		}
+		if strings.HasPrefix(s[i:], "$${") {
+			out = append(out, ref{start: i, end: i + 3, escape: true})
+			i += 2
+			continue
+		}
+		if !strings.HasPrefix(s[i:], "${") {
+			continue
+		}
+		close := strings.IndexByte(s[i+2:], '}')
+		if close < 0 {
+			break
+		}
+		body := s[i+2 : i+2+close]
+		body = strings.TrimPrefix(body, "env:")
+		name, def, hasDef := strings.Cut(body, ":-")
+		if !validVarName(name) {
+			continue
+		}
+		out = append(out, ref{start: i, end: i + 2 + close + 1, name: name, def: def, hasDef: hasDef})
+		i += 2 + close
+	}
+	return out
+}
+
+func validVarName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// expandString replaces the references in s; the error names the first unset
+// variable (without the server, which the caller adds).
+func expandString(s string, lookup func(string) (string, bool)) (string, string) {
+	refs := scanRefs(s)
+	if len(refs) == 0 {
+		return s, ""
+	}
+	var b strings.Builder
+	last := 0
+	for _, r := range refs {
+		b.WriteString(s[last:r.start])
+		last = r.end
+		if r.escape {
+			b.WriteString("${")
+			continue
+		}
+		v, ok := lookup(r.name)
+		switch {
+		case r.hasDef && (!ok || v == ""):
+			b.WriteString(r.def)
+		case !ok:
+			return "", r.name
+		default:
+			b.WriteString(v)
+		}
+	}
+	b.WriteString(s[last:])
+	return b.String(), ""
+}
+
+// expandable lists the strings of s that may hold references.
+func (s *Server) expandable() []string {
+	out := []string{s.Command, s.Cwd, s.URL}
+	out = append(out, s.Args...)
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		out = append(out, s.Env[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
+		out = append(out, s.Headers[k])
+	}
+	return out
+}
+
+// Vars returns the variables the server references (including those with a
+// default), sorted and deduplicated.
+func (s *Server) Vars() []string {
+	var out []string
+	for _, str := range s.expandable() {
+		for _, r := range scanRefs(str) {
+			if !r.escape {
+				out = append(out, r.name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Expand returns a copy with every ${VAR} replaced from lookup (the caller's
+// environment, never the daemon's). An unset variable is an *UnsetVarError
+// naming it and the server. A relative cwd is then made relative to the
+// directory of the config file that defined the server. Raw is kept as
+// written, so the copy hashes like the original.
+func (s *Server) Expand(lookup func(string) (string, bool)) (*Server, error) {
+	c := *s
+	c.Args = slices.Clone(s.Args)
+	c.Env = maps.Clone(s.Env)
+	c.Headers = maps.Clone(s.Headers)
+	c.Options.Tools = slices.Clone(s.Options.Tools)
+	c.Options.ExcludeTools = slices.Clone(s.Options.ExcludeTools)
+	var unset string
+	exp := func(v string) string {
+		if unset != "" {
+			return v
+		}
+		out, missing := expandString(v, lookup)
+		if missing != "" {
+			unset = missing
+			return v
+		}
+		return out
+	}
+	c.Command = exp(c.Command)
+	for i := range c.Args {
+		c.Args[i] = exp(c.Args[i])
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
+		c.Env[k] = exp(c.Env[k])
+	}
+	c.Cwd = exp(c.Cwd)
+	c.URL = exp(c.URL)
+	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
+		c.Headers[k] = exp(c.Headers[k])
+	}
+	if unset != "" {
+		return nil, &UnsetVarError{Server: s.Name, Var: unset}
+	}
+	if c.Cwd != "" && !filepath.IsAbs(c.Cwd) && s.Source != "" {
+		c.Cwd = filepath.Join(filepath.Dir(s.Source), c.Cwd)
+	}
+	return &c, nil
+}

@@ -1,0 +1,165 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// Paths knows every location mcpx uses (DESIGN §4). One method per path;
+// nothing else in mcpx builds these names.
+type Paths struct {
+	Runtime string // $XDG_RUNTIME_DIR/mcpx or $TMPDIR/mcpx-<uid>
+	State   string // $XDG_STATE_HOME/mcpx
+	Cache   string // $XDG_CACHE_HOME/mcpx
+	Config  string // $XDG_CONFIG_HOME/mcpx
+}
+
+// ErrUnsafeDir is a runtime directory that is not a directory owned by the
+// current user with mode 0700 (another user could reach the sockets).
+var ErrUnsafeDir = errors.New("unsafe directory")
+
+// maxSocketPath is the longest socket path mcpx binds; sun_path holds 108
+// bytes on Linux and 104 on macOS, and 100 leaves room for both.
+const maxSocketPath = 100
+
+// DefaultPaths computes the paths from the environment. XDG variables that
+// are unset, empty or relative are ignored (as the XDG spec says) in favour
+// of the defaults under HOME ($HOME, else the OS's idea of home). It creates
+// nothing except, when XDG_RUNTIME_DIR is unusable, the $TMPDIR/mcpx-<uid>
+// runtime directory (TMPDIR defaulting to /tmp), created 0700 and checked to
+// be ours with that mode.
+func DefaultPaths(getenv Getenv) (Paths, error) {
+	xdg := func(name string) string {
+		if v := getenv(name); filepath.IsAbs(v) {
+			return filepath.Clean(v)
+		}
+		return ""
+	}
+	home := getenv("HOME")
+	if !filepath.IsAbs(home) {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return Paths{}, fmt.Errorf("find home directory: %w", err)
+		}
+		home = h
+	}
+	pick := func(name string, def ...string) string {
+		if v := xdg(name); v != "" {
+			return filepath.Join(v, "mcpx")
+		}
+		return filepath.Join(append([]string{home}, append(def, "mcpx")...)...)
+	}
+	p := Paths{
+		State:  pick("XDG_STATE_HOME", ".local", "state"),
+		Cache:  pick("XDG_CACHE_HOME", ".cache"),
+		Config: pick("XDG_CONFIG_HOME", ".config"),
+	}
+	if rt := xdg("XDG_RUNTIME_DIR"); rt != "" {
+		p.Runtime = filepath.Join(rt, "mcpx")
+		return p, nil
+	}
+	tmp := xdg("TMPDIR")
+	if tmp == "" {
+		tmp = "/tmp"
+	}
+	p.Runtime = filepath.Join(tmp, "mcpx-"+strconv.Itoa(os.Getuid()))
+	if err := ensurePrivateDir(p.Runtime); err != nil {
+		return Paths{}, err
+	}
+	return p, nil
+}
+
+// EnsureRuntime creates the runtime directory (0700) if needed and checks
+// that it is a directory owned by this user with mode 0700. When the
+// runtime directory is so long that sockets fall back to the short hashed
+// directory (see Socket), that directory is ensured too. Safe to call
+// repeatedly and from several processes.
+func (p Paths) EnsureRuntime() error {
+	if err := ensurePrivateDir(p.Runtime); err != nil {
+		return err
+	}
+	// A 12-hex key is the longest key there is.
+	if len(filepath.Join(p.Runtime, "0123456789ab.sock")) > maxSocketPath {
+		return ensurePrivateDir(p.shortSocketDir())
+	}
+	return nil
+}
+
+// EnsureSocketDir ensures the directory that holds Socket(k), with the same
+// checks as EnsureRuntime.
+func (p Paths) EnsureSocketDir(k DaemonKey) error {
+	return ensurePrivateDir(filepath.Dir(p.Socket(k)))
+}
+
+// ensurePrivateDir creates dir 0700 (parents as needed) and checks it: a
+// real directory (not a symlink), owned by us, mode exactly 0700.
+func ensurePrivateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create runtime directory %s: %w", dir, err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("check runtime directory %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("check runtime directory %s: not a directory: %w", dir, ErrUnsafeDir)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("check runtime directory %s: owned by uid %d, not %d: %w", dir, st.Uid, os.Getuid(), ErrUnsafeDir)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		return fmt.Errorf("check runtime directory %s: mode %#o, want 0700 (chmod 700 it): %w", dir, fi.Mode().Perm(), ErrUnsafeDir)
+	}
+	return nil
+}
+
+// Socket is Runtime/<k>.sock. When that path is longer than 100 bytes (too
+// long for a unix socket address on every platform) it is instead
+// /tmp/mcpx-<uid>-<h>/<k>.sock, h being the first 8 hex digits of SHA-256
+// of Runtime, so each runtime directory keeps its own short directory.
+func (p Paths) Socket(k DaemonKey) string {
+	s := filepath.Join(p.Runtime, string(k)+".sock")
+	if len(s) <= maxSocketPath {
+		return s
+	}
+	return filepath.Join(p.shortSocketDir(), string(k)+".sock")
+}
+
+func (p Paths) shortSocketDir() string {
+	sum := sha256.Sum256([]byte(p.Runtime))
+	return filepath.Join("/tmp", "mcpx-"+strconv.Itoa(os.Getuid())+"-"+hex.EncodeToString(sum[:])[:8])
+}
+
+// Info is the daemon's info file, Runtime/<k>.json.
+func (p Paths) Info(k DaemonKey) string { return filepath.Join(p.Runtime, string(k)+".json") }
+
+// EnvFile is the captured caller environment, Runtime/<k>.env.
+func (p Paths) EnvFile(k DaemonKey) string { return filepath.Join(p.Runtime, string(k)+".env") }
+
+// Lock is the direct manager's start lock, Runtime/<k>.lock.
+func (p Paths) Lock(k DaemonKey) string { return filepath.Join(p.Runtime, string(k)+".lock") }
+
+// KeysDir holds the key records, State/keys.
+func (p Paths) KeysDir() string { return filepath.Join(p.State, "keys") }
+
+// KeyRecord is State/keys/<k>.json.
+func (p Paths) KeyRecord(k DaemonKey) string { return filepath.Join(p.KeysDir(), string(k)+".json") }
+
+// Log is the daemon's log file when not under systemd, State/<k>.log.
+func (p Paths) Log(k DaemonKey) string { return filepath.Join(p.State, string(k)+".log") }
+
+// CAS is the content-addressed store, Cache/cas.
+func (p Paths) CAS() string { return filepath.Join(p.Cache, "cas") }
+
+// Schemas holds the schema refs, Cache/schemas.
+func (p Paths) Schemas() string { return filepath.Join(p.Cache, "schemas") }
+
+// ConfigFile is the user-wide config, Config/config.json (the last entry of
+// the search order).
+func (p Paths) ConfigFile() string { return filepath.Join(p.Config, "config.json") }

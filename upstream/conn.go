@@ -1,0 +1,294 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/internal/version"
+)
+
+// conn is one initialized connection to a server instance. Requests go
+// straight through the transport as raw JSON so nothing the server sends is
+// lost to mcp-go's typed decoding; the mcp-go client does the handshake and
+// answers the server's own requests (ping, ...).
+type conn struct {
+	server string
+	tr     transport.Interface
+	c      *client.Client
+	proc   *proc // stdio only
+	nextID atomic.Int64
+
+	protocolVersion string
+	serverInfo      json.RawMessage
+	instructions    string
+	caps            mcp.ServerCapabilities
+
+	cancelBG context.CancelFunc // ends long-lived transport streams
+	stopOnce sync.Once
+	stopped  chan struct{}
+	notes    sync.WaitGroup // cancellation notices in flight
+}
+
+// dialParams is what dial needs besides the spec.
+type dialParams struct {
+	spec            Spec
+	dir             string // working directory of a stdio server
+	protocolVersion string // version to ask for
+	callTimeout     time.Duration
+	startTimeout    time.Duration
+	onNotification  func(mcp.JSONRPCNotification)
+}
+
+// quietLogger keeps mcp-go's transports from writing to the daemon's stderr.
+var quietLogger = slog.New(slog.DiscardHandler)
+
+// firstRequestID keeps our raw request ids clear of the ids the mcp-go
+// client uses for the handshake on the same transport.
+const firstRequestID = 1 << 20
+
+// dial starts a server (or connects to it) and runs the initialize
+// handshake, all bounded by ctx. On error everything started is stopped and
+// the stderr tail is returned with the error.
+func dial(ctx context.Context, dp dialParams, grace time.Duration) (*conn, string, error) {
+	srv := dp.spec.Server
+	cn := &conn{server: serverName(dp.spec), stopped: make(chan struct{})}
+	cn.nextID.Store(firstRequestID)
+
+	var err error
+	switch srv.Transport {
+	case config.TransportStdio, "":
+		env := processEnv(dp.spec.Env, srv.Env)
+		if cn.proc, err = newProc(srv, env, dp.dir); err != nil {
+			return nil, "", err
+		}
+		cmd := cn.proc.cmd
+		cn.tr = transport.NewStdioWithOptions(srv.Command, env, srv.Args,
+			transport.WithCommandFunc(func(context.Context, string, []string, []string) (*exec.Cmd, error) {
+				return cmd, nil
+			}),
+			transport.WithCommandLogger(quietLogger))
+	case config.TransportHTTP:
+		cn.tr, err = transport.NewStreamableHTTP(srv.URL,
+			transport.WithHTTPHeaders(srv.Headers),
+			transport.WithContinuousListening(),
+			transport.WithHTTPLogger(quietLogger))
+	case config.TransportSSE:
+		cn.tr, err = transport.NewSSE(srv.URL,
+			transport.WithHeaders(srv.Headers),
+			transport.WithEndpointTimeout(dp.startTimeout),
+			transport.WithResponseTimeout(dp.callTimeout+time.Minute),
+			transport.WithSSELogger(quietLogger))
+	default:
+		err = fmt.Errorf("unknown transport %q", srv.Transport)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+
+	// The protocol is pinned to the initialize handshake: raw requests
+	// carry no per-request _meta and list_changed arrives unsolicited only
+	// on a session-ful connection. Pinning also means no server/discover
+	// probe, so no server ever waits for one.
+	cn.c = client.NewClient(cn.tr,
+		client.WithProtocolVersion(dp.protocolVersion),
+		client.WithDiscoverTimeout(500*time.Millisecond))
+	if dp.onNotification != nil {
+		cn.c.OnNotification(dp.onNotification)
+	}
+
+	bg, cancel := context.WithCancel(context.Background())
+	cn.cancelBG = cancel
+	err = cn.c.Start(bg)
+	if cn.proc != nil {
+		cn.proc.started()
+	}
+	if err != nil {
+		tail := cn.stop(grace)
+		return nil, tail, fmt.Errorf("start transport: %w", err)
+	}
+
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = dp.protocolVersion
+	req.Params.ClientInfo = mcp.Implementation{Name: "mcpx", Version: version.String()}
+	res, err := cn.c.Initialize(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("initialize: %w", ctx.Err())
+		} else {
+			err = fmt.Errorf("initialize: %w", err)
+		}
+		tail := cn.stop(grace)
+		return nil, tail, err
+	}
+	cn.protocolVersion = res.ProtocolVersion
+	cn.instructions = res.Instructions
+	cn.caps = res.Capabilities
+	if b, err := json.Marshal(res.ServerInfo); err == nil {
+		cn.serverInfo = b
+	}
+	return cn, "", nil
+}
+
+// errTransport marks a request that failed below JSON-RPC: the connection
+// is unusable.
+type errTransport struct{ err error }
+
+func (e *errTransport) Error() string { return e.err.Error() }
+func (e *errTransport) Unwrap() error { return e.err }
+
+// request sends one JSON-RPC request and returns its raw result. When ctx
+// ends first the server is sent notifications/cancelled and ctx's error is
+// returned. A JSON-RPC error is an *RPCError; anything else is an
+// *errTransport.
+func (cn *conn) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	id := mcp.NewRequestId(cn.nextID.Add(1))
+	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	resp, err := cn.tr.SendRequest(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			cn.cancel(id, ctx.Err())
+			return nil, ctx.Err()
+		}
+		return nil, &errTransport{err}
+	}
+	if resp.Error != nil {
+		re := &RPCError{Code: resp.Error.Code, Message: resp.Error.Message}
+		if resp.Error.Data != nil {
+			re.Data, _ = json.Marshal(resp.Error.Data)
+		}
+		return nil, re
+	}
+	return resp.Result, nil
+}
+
+// cancel tells the server to stop working on request id (best effort, off
+// the caller's path).
+func (cn *conn) cancel(id mcp.RequestId, why error) {
+	n := mcp.JSONRPCNotification{
+		JSONRPC: mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{
+			Method: string(mcp.MethodNotificationCancelled),
+			Params: mcp.NotificationParams{AdditionalFields: map[string]any{
+				"requestId": id,
+				"reason":    why.Error(),
+			}},
+		},
+	}
+	cn.notes.Add(1)
+	go func() {
+		defer cn.notes.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = cn.tr.SendNotification(ctx, n)
+	}()
+}
+
+// errCursorLoop is a paginated list whose cursor repeats.
+var errCursorLoop = errors.New("list cursor repeats")
+
+// listAll follows nextCursor through every page of a list method, keeping
+// each item (field is "tools", "prompts" or "resources") as raw JSON.
+func (cn *conn) listAll(ctx context.Context, method, field string) ([]json.RawMessage, error) {
+	out := []json.RawMessage{}
+	seen := map[string]bool{}
+	cursor := ""
+	for {
+		var params any
+		if cursor != "" {
+			params = map[string]string{"cursor": cursor}
+		}
+		raw, err := cn.request(ctx, method, params)
+		if err != nil {
+			return nil, err
+		}
+		var page map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &page); err != nil {
+			return nil, fmt.Errorf("%s: decode result: %w", method, err)
+		}
+		var items []json.RawMessage
+		if v, ok := page[field]; ok && string(v) != "null" {
+			if err := json.Unmarshal(v, &items); err != nil {
+				return nil, fmt.Errorf("%s: decode %s: %w", method, field, err)
+			}
+		}
+		out = append(out, items...)
+		var next string
+		if v, ok := page["nextCursor"]; ok && string(v) != "null" {
+			if err := json.Unmarshal(v, &next); err != nil {
+				return nil, fmt.Errorf("%s: decode nextCursor: %w", method, err)
+			}
+		}
+		if next == "" {
+			return out, nil
+		}
+		if seen[next] || next == cursor {
+			return nil, fmt.Errorf("%s: %w: %q", method, errCursorLoop, next)
+		}
+		seen[next] = true
+		cursor = next
+	}
+}
+
+// lost is closed when a stdio server is known to have exited; nil (never
+// ready) for network transports.
+func (cn *conn) lost() <-chan struct{} {
+	if cn.proc == nil {
+		return nil
+	}
+	return cn.proc.exited
+}
+
+// stderrTail is a stdio server's stderr tail after it exited ("" otherwise).
+func (cn *conn) stderrTail() string {
+	if cn.proc == nil {
+		return ""
+	}
+	return cn.proc.stderrTail(2 * time.Second)
+}
+
+// stop ends the connection: for stdio, stdin close → wait → SIGTERM to the
+// group → wait → SIGKILL to the group. It returns the stderr tail.
+// Idempotent; later calls wait for the first to finish.
+func (cn *conn) stop(grace time.Duration) string {
+	cn.stopOnce.Do(func() {
+		closed := make(chan struct{})
+		go func() {
+			_ = cn.tr.Close()
+			close(closed)
+		}()
+		if cn.proc != nil {
+			cn.proc.stopGroup(closed, grace)
+		}
+		<-closed
+		cn.notes.Wait()
+		cn.cancelBG()
+		close(cn.stopped)
+	})
+	<-cn.stopped
+	if cn.proc != nil {
+		return cn.proc.stderrTail(grace)
+	}
+	return ""
+}
+
+func serverName(spec Spec) string {
+	if spec.Server != nil && spec.Server.Name != "" {
+		return spec.Server.Name
+	}
+	return string(spec.Hash)
+}

@@ -1,0 +1,681 @@
+package upstream
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpx-dev/mcpx/config"
+)
+
+// Spec is everything needed to start one server.
+type Spec struct {
+	// Server is the definition with variables already expanded and
+	// Options effective.
+	Server *config.Server
+	// Hash is the ServerHash of the unexpanded definition (pool key).
+	Hash config.ServerHash
+	// Env is the full process environment for stdio servers (captured
+	// caller environment; Server.Env is added on top by upstream). Nil
+	// means the daemon's own environment.
+	Env []string
+	// EnvDigest identifies the expanded values; an instance started with
+	// another digest is replaced.
+	EnvDigest string
+	// ProtocolVersion is the version that worked last time ("" = let the
+	// server choose; see Listing.ProtocolVersion).
+	ProtocolVersion string
+}
+
+// Caller says which instance a call may use (scope).
+type Caller struct {
+	Session string // MCPX_SESSION_ID
+	Cwd     string
+}
+
+// Listing is what a server lists, raw.
+type Listing struct {
+	ProtocolVersion string
+	ServerInfo      json.RawMessage
+	Instructions    string
+	Tools           []json.RawMessage
+	Prompts         []json.RawMessage
+	Resources       []json.RawMessage
+}
+
+// Options configure the pool set.
+type Options struct {
+	// OnListChanged is called when a server sends
+	// notifications/{tools,prompts,resources}/list_changed. It runs on its
+	// own goroutine, so it may call List.
+	OnListChanged func(h config.ServerHash, kind string)
+	// Logf logs (may be nil).
+	Logf func(format string, args ...any)
+}
+
+// Pools is every pool of a daemon: one pool per ServerHash, each holding
+// the running instances of that server. Safe for concurrent use.
+type Pools struct {
+	opts Options
+
+	// Knobs, fields so tests can make them small.
+	now          func() time.Time
+	cooldownBase time.Duration // first cooldown, doubled per consecutive failure
+	cooldownMax  time.Duration
+	stopGrace    time.Duration // each wait of the stop sequence
+
+	mu     sync.Mutex
+	pools  map[config.ServerHash]*pool
+	closed bool
+	stops  sync.WaitGroup // instances being stopped in the background
+	starts sync.WaitGroup // instances starting; Close waits for them too
+}
+
+// pool is the instances of one server definition. Guarded by Pools.mu.
+type pool struct {
+	hash  config.ServerHash
+	name  string
+	insts []*instance
+	// changed is closed (and replaced) whenever an instance frees up, goes
+	// away or finishes starting, waking callers queued for one.
+	changed chan struct{}
+	idle    time.Duration // idleTimeout in effect
+
+	failures int // consecutive failed starts
+	until    time.Time
+	last     *StartError
+
+	protocolVersion string // the version the last start settled on
+}
+
+// instance is one running (or starting) server. Guarded by Pools.mu except
+// conn, which is set once before ready is closed.
+type instance struct {
+	key    string // scope key
+	launch string // fingerprint of what it was started with
+	conn   *conn  // nil while starting
+	ready  chan struct{}
+	busy   int  // calls in flight (or 1 while its starter holds it)
+	stale  bool // definition, env or restart moved on: stop when free
+	gone   bool // removed from its pool
+	timer  *time.Timer
+	gen    int // bumps on every use, so a late idle timer can tell
+}
+
+// New returns an empty pool set.
+func New(opts Options) *Pools {
+	return &Pools{
+		opts:         opts,
+		now:          time.Now,
+		cooldownBase: time.Second,
+		cooldownMax:  30 * time.Second,
+		stopGrace:    1500 * time.Millisecond,
+		pools:        map[config.ServerHash]*pool{},
+	}
+}
+
+func (p *Pools) logf(format string, args ...any) {
+	if p.opts.Logf != nil {
+		p.opts.Logf(format, args...)
+	}
+}
+
+// limits are a server's effective pool options, with defaults filled in.
+type limits struct {
+	exclusive bool
+	scope     string
+	max       int
+	idle      time.Duration
+	call      time.Duration
+	start     time.Duration
+}
+
+func limitsOf(s *config.Server) limits {
+	o := s.Options
+	l := limits{
+		exclusive: o.Sharing == config.SharingExclusive,
+		scope:     o.Scope,
+		max:       o.Max,
+		idle:      o.IdleTimeout.D(),
+		call:      o.CallTimeout.D(),
+		start:     o.StartTimeout.D(),
+	}
+	if l.scope == "" {
+		l.scope = config.ScopeGlobal
+	}
+	if l.idle <= 0 {
+		l.idle = config.DefaultIdleTimeout
+	}
+	if l.call <= 0 {
+		l.call = config.DefaultCallTimeout
+	}
+	if l.start <= 0 {
+		l.start = config.DefaultStartTimeout
+	}
+	return l
+}
+
+// scopeKey says which instances a caller may share.
+func scopeKey(scope string, c Caller) string {
+	switch scope {
+	case config.ScopeCwd:
+		return "cwd:" + c.Cwd
+	case config.ScopeSession:
+		return "session:" + c.Session
+	}
+	return ""
+}
+
+// workDir is where a stdio server runs: its own cwd, else the caller's
+// directory for cwd scope, else the daemon's.
+func workDir(s *config.Server, l limits, c Caller) string {
+	if s.Cwd != "" {
+		return s.Cwd
+	}
+	if l.scope == config.ScopeCwd {
+		return c.Cwd
+	}
+	return ""
+}
+
+// launchOf fingerprints everything an instance was started with, so a
+// changed definition or environment replaces it.
+func launchOf(spec Spec, dir string) string {
+	s := spec.Server
+	b, _ := json.Marshal(struct {
+		Command   string
+		Args      []string
+		Env       map[string]string
+		Dir       string
+		URL       string
+		Transport string
+		Headers   map[string]string
+		EnvDigest string
+	}{s.Command, s.Args, s.Env, dir, s.URL, s.Transport, s.Headers, spec.EnvDigest})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// Call calls tool with args (a JSON object) on an instance chosen by scope,
+// starting one if needed, bounded by callTimeout; ctx cancellation reaches
+// the server as notifications/cancelled. It returns the raw CallToolResult.
+func (p *Pools) Call(ctx context.Context, spec Spec, caller Caller, tool string, args json.RawMessage) (json.RawMessage, error) {
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	params := struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}{tool, args}
+	var out json.RawMessage
+	err := p.with(ctx, spec, caller, tool, func(ctx context.Context, cn *conn) error {
+		var err error
+		out, err = cn.request(ctx, string(mcp.MethodToolsCall), params)
+		return err
+	})
+	return out, err
+}
+
+// List fetches tools/list (all pages), prompts/list and resources/list
+// (when the server has them) as raw JSON, through a pooled instance.
+func (p *Pools) List(ctx context.Context, spec Spec, caller Caller) (*Listing, error) {
+	var l *Listing
+	err := p.with(ctx, spec, caller, "tools/list", func(ctx context.Context, cn *conn) error {
+		tools, err := cn.listAll(ctx, string(mcp.MethodToolsList), "tools")
+		if err != nil {
+			return err
+		}
+		l = &Listing{
+			ProtocolVersion: cn.protocolVersion,
+			ServerInfo:      cn.serverInfo,
+			Instructions:    cn.instructions,
+			Tools:           tools,
+		}
+		if cn.caps.Prompts != nil {
+			if l.Prompts, err = cn.listAll(ctx, string(mcp.MethodPromptsList), "prompts"); err != nil {
+				return err
+			}
+		}
+		if cn.caps.Resources != nil {
+			if l.Resources, err = cn.listAll(ctx, string(mcp.MethodResourcesList), "resources"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return l, err
+}
+
+// with runs fn on an instance for caller, bounded by callTimeout, and turns
+// what went wrong into the package's error types.
+func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string, fn func(context.Context, *conn) error) error {
+	if spec.Server == nil {
+		return fmt.Errorf("call %s: no server definition", spec.Hash)
+	}
+	name := serverName(spec)
+	l := limitsOf(spec.Server)
+	timeout := func() error { return &TimeoutError{Server: name, Tool: what, Timeout: l.call} }
+
+	// Queueing for a free instance counts against callTimeout too.
+	waitCtx, cancel := context.WithTimeout(ctx, l.call)
+	inst, err := p.acquire(ctx, waitCtx, spec, caller, l)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && waitCtx.Err() != nil {
+			return timeout()
+		}
+		return err
+	}
+
+	callCtx, cancel := context.WithTimeout(ctx, l.call)
+	defer cancel()
+	err = fn(callCtx, inst.conn)
+	var te *errTransport
+	broken := errors.As(err, &te)
+	p.release(inst, l, broken)
+	switch {
+	case err == nil:
+		return nil
+	case broken:
+		return &ExitError{Server: name, Err: te.err, Stderr: inst.conn.stderrTail()}
+	case ctx.Err() != nil:
+		return fmt.Errorf("%s on %s: %w", what, name, ctx.Err())
+	case callCtx.Err() != nil:
+		return timeout()
+	}
+	return err
+}
+
+// acquire finds or starts an instance for caller and marks it busy. waitCtx
+// bounds queueing; ctx (without the call deadline) bounds a start together
+// with startTimeout.
+func (p *Pools) acquire(ctx, waitCtx context.Context, spec Spec, caller Caller, l limits) (*instance, error) {
+	key := scopeKey(l.scope, caller)
+	dir := workDir(spec.Server, l, caller)
+	launch := launchOf(spec, dir)
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, ErrClosed
+		}
+		pl := p.poolFor(spec, l)
+		p.retireStale(pl, launch)
+
+		var wait <-chan struct{}
+		if l.scope != config.ScopeCall {
+			for _, in := range pl.insts {
+				if in.key != key || in.stale {
+					continue
+				}
+				if in.conn == nil { // starting
+					if !l.exclusive {
+						wait = in.ready
+						break
+					}
+					continue
+				}
+				if !l.exclusive || in.busy == 0 {
+					in.busy++
+					in.gen++
+					if in.timer != nil {
+						in.timer.Stop()
+					}
+					p.mu.Unlock()
+					return in, nil
+				}
+			}
+		}
+		if wait == nil {
+			if l.max > 0 && len(pl.insts) >= l.max {
+				p.evictIdle(pl)
+			}
+			if l.max <= 0 || len(pl.insts) < l.max {
+				if now := p.now(); now.Before(pl.until) {
+					err := &CooldownError{Server: pl.name, Until: pl.until, Last: pl.last}
+					p.mu.Unlock()
+					return nil, err
+				}
+				in := &instance{key: key, launch: launch, ready: make(chan struct{}), busy: 1}
+				pl.insts = append(pl.insts, in)
+				p.starts.Add(1)
+				pv := pl.protocolVersion
+				p.mu.Unlock()
+				return p.start(ctx, pl, in, spec, dir, l, pv)
+			}
+			wait = pl.changed
+		}
+		p.mu.Unlock()
+		select {
+		case <-wait:
+		case <-waitCtx.Done():
+			return nil, waitCtx.Err()
+		}
+	}
+}
+
+// poolFor returns h's pool, creating it. Called with p.mu held.
+func (p *Pools) poolFor(spec Spec, l limits) *pool {
+	pl := p.pools[spec.Hash]
+	if pl == nil {
+		pl = &pool{hash: spec.Hash, changed: make(chan struct{})}
+		p.pools[spec.Hash] = pl
+	}
+	pl.name = serverName(spec)
+	pl.idle = l.idle
+	return pl
+}
+
+// retireStale marks instances started with another launch fingerprint and
+// stops those that are free. Called with p.mu held.
+func (p *Pools) retireStale(pl *pool, launch string) {
+	for _, in := range slices.Clone(pl.insts) {
+		if in.launch == launch || in.stale {
+			continue
+		}
+		in.stale = true
+		if in.conn != nil && in.busy == 0 {
+			p.remove(pl, in)
+		}
+	}
+}
+
+// evictIdle stops the least recently used free instance to make room for
+// another scope key. Called with p.mu held.
+func (p *Pools) evictIdle(pl *pool) {
+	for _, in := range pl.insts { // oldest first
+		if in.conn != nil && in.busy == 0 {
+			p.remove(pl, in)
+			return
+		}
+	}
+}
+
+// start runs the start of in (reserved by the caller), records the outcome
+// for cooldown and returns the instance busy for the caller.
+func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, dir string, l limits, pv string) (*instance, error) {
+	if pv == "" && spec.ProtocolVersion != "" && !mcp.IsModernProtocol(spec.ProtocolVersion) && mcp.IsValidProtocolVersion(spec.ProtocolVersion) {
+		pv = spec.ProtocolVersion
+	}
+	if pv == "" {
+		pv = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	}
+	hash := spec.Hash
+	startCtx, cancel := context.WithTimeout(ctx, l.start)
+	cn, tail, err := dial(startCtx, dialParams{
+		spec:            spec,
+		dir:             dir,
+		protocolVersion: pv,
+		callTimeout:     l.call,
+		startTimeout:    l.start,
+		onNotification:  p.notificationHandler(hash),
+	}, p.stopGrace)
+	cancel()
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defer p.starts.Done() // after any stop below is registered
+	if err != nil {
+		p.remove(pl, in)
+		close(in.ready)
+		if ctx.Err() != nil { // the caller gave up; not the server's fault
+			return nil, fmt.Errorf("start server %s: %w", pl.name, ctx.Err())
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w (startTimeout %s)", err, l.start)
+		}
+		se := &StartError{Server: pl.name, Err: err, Stderr: tail}
+		pl.failures++
+		d := p.cooldownBase << (pl.failures - 1)
+		if d > p.cooldownMax || d <= 0 {
+			d = p.cooldownMax
+		}
+		pl.until = p.now().Add(d)
+		pl.last = se
+		p.logf("upstream: %v; cooling down %s", se, d)
+		return nil, se
+	}
+	in.conn = cn
+	close(in.ready)
+	pl.failures, pl.until, pl.last = 0, time.Time{}, nil
+	pl.protocolVersion = cn.protocolVersion
+	p.broadcast(pl)
+	if p.closed || in.gone {
+		in.gone = true
+		p.stopAsync(in)
+		return nil, ErrClosed
+	}
+	p.logf("upstream: started %s (%s, protocol %s)", pl.name, spec.Server.Transport, cn.protocolVersion)
+	if lost := cn.lost(); lost != nil {
+		go func() {
+			select {
+			case <-lost:
+				p.mu.Lock()
+				if !in.gone {
+					p.logf("upstream: %s exited", pl.name)
+					p.remove(pl, in)
+				}
+				p.mu.Unlock()
+			case <-cn.stopped:
+			}
+		}()
+	}
+	return in, nil
+}
+
+// release returns in after a call. A broken connection is dropped; a
+// call-scoped or stale instance is stopped; otherwise a free instance gets
+// its idle timer.
+func (p *Pools) release(in *instance, l limits, broken bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	in.busy--
+	pl := p.owner(in)
+	switch {
+	case in.gone:
+		return
+	case pl == nil:
+		in.gone = true
+		p.stopAsync(in)
+		return
+	case broken || l.scope == config.ScopeCall || (in.stale && in.busy == 0):
+		p.remove(pl, in)
+		return
+	case in.busy == 0:
+		gen := in.gen
+		in.timer = time.AfterFunc(pl.idle, func() { p.reapIdle(in, gen) })
+	}
+	p.broadcast(pl)
+}
+
+// reapIdle stops in if it has stayed unused since generation gen.
+func (p *Pools) reapIdle(in *instance, gen int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if in.gone || in.busy > 0 || in.gen != gen {
+		return
+	}
+	if pl := p.owner(in); pl != nil {
+		p.logf("upstream: %s idle, stopping", pl.name)
+		p.remove(pl, in)
+	}
+}
+
+// owner finds the pool holding in. Called with p.mu held.
+func (p *Pools) owner(in *instance) *pool {
+	for _, pl := range p.pools {
+		if slices.Contains(pl.insts, in) {
+			return pl
+		}
+	}
+	return nil
+}
+
+// remove takes in out of pl and stops it in the background when it is
+// running (a starting instance is stopped by its starter). Called with p.mu
+// held.
+func (p *Pools) remove(pl *pool, in *instance) {
+	if i := slices.Index(pl.insts, in); i >= 0 {
+		pl.insts = slices.Delete(pl.insts, i, i+1)
+	}
+	in.gone = true
+	if in.timer != nil {
+		in.timer.Stop()
+	}
+	if in.conn != nil {
+		p.stopAsync(in)
+	}
+	p.broadcast(pl)
+}
+
+func (p *Pools) stopAsync(in *instance) {
+	p.stops.Add(1)
+	go func() {
+		defer p.stops.Done()
+		in.conn.stop(p.stopGrace)
+	}()
+}
+
+func (p *Pools) broadcast(pl *pool) {
+	close(pl.changed)
+	pl.changed = make(chan struct{})
+}
+
+// notificationHandler forwards list_changed notifications of server h.
+func (p *Pools) notificationHandler(h config.ServerHash) func(mcp.JSONRPCNotification) {
+	return func(n mcp.JSONRPCNotification) {
+		var kind string
+		switch n.Method {
+		case string(mcp.MethodNotificationToolsListChanged):
+			kind = "tools"
+		case string(mcp.MethodNotificationPromptsListChanged):
+			kind = "prompts"
+		case string(mcp.MethodNotificationResourcesListChanged):
+			kind = "resources"
+		default:
+			return
+		}
+		if cb := p.opts.OnListChanged; cb != nil {
+			// Off the transport's read loop: the callback may call List.
+			go cb(h, kind)
+		}
+	}
+}
+
+// Live is the number of running instances for h.
+func (p *Pools) Live(h config.ServerHash) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	if pl := p.pools[h]; pl != nil {
+		for _, in := range pl.insts {
+			if in.conn != nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Restart stops h's instances (all when h is ""); returns how many. Free
+// instances stop now; busy ones stop when their calls finish. It waits for
+// the stops until ctx ends.
+func (p *Pools) Restart(ctx context.Context, h config.ServerHash) int {
+	p.mu.Lock()
+	n := 0
+	for hash, pl := range p.pools {
+		if h != "" && hash != h {
+			continue
+		}
+		for _, in := range slices.Clone(pl.insts) {
+			if in.conn == nil {
+				in.stale = true
+				continue
+			}
+			n++
+			if in.busy == 0 {
+				p.remove(pl, in)
+			} else {
+				in.stale = true
+			}
+		}
+		// A restart is a fresh chance: forget the cooldown.
+		pl.failures, pl.until, pl.last = 0, time.Time{}, nil
+	}
+	p.mu.Unlock()
+	p.waitStops(ctx)
+	return n
+}
+
+// Retain stops and forgets every pool whose hash is not in keep.
+func (p *Pools) Retain(ctx context.Context, keep map[config.ServerHash]bool) {
+	p.mu.Lock()
+	for hash, pl := range p.pools {
+		if keep[hash] {
+			continue
+		}
+		for _, in := range slices.Clone(pl.insts) {
+			if in.conn != nil && in.busy == 0 {
+				p.remove(pl, in)
+			} else {
+				in.stale = true
+			}
+		}
+		delete(p.pools, hash) // busy instances stop on release
+	}
+	p.mu.Unlock()
+	p.waitStops(ctx)
+}
+
+// Close stops everything (stdin close → SIGTERM → SIGKILL on the group),
+// calls in flight included, and waits for the processes to be gone or ctx
+// to end. Later Calls fail with ErrClosed.
+func (p *Pools) Close(ctx context.Context) error {
+	p.mu.Lock()
+	p.closed = true
+	for hash, pl := range p.pools {
+		for _, in := range slices.Clone(pl.insts) {
+			if in.conn != nil {
+				p.remove(pl, in)
+			} else {
+				in.gone = true // its starter stops it
+			}
+		}
+		delete(p.pools, hash)
+	}
+	p.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		p.starts.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("stop upstream servers: %w", ctx.Err())
+	}
+	return p.waitStops(ctx)
+}
+
+// waitStops waits for background stops to finish, or ctx.
+func (p *Pools) waitStops(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		p.stops.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop upstream servers: %w", ctx.Err())
+	}
+}

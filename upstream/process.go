@@ -1,0 +1,179 @@
+package upstream
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/config"
+)
+
+// proc is the operating-system side of a stdio server: a child in its own
+// process group whose stderr is read into a ring buffer. The stdin/stdout
+// pipes belong to mcp-go's stdio transport, which starts the command.
+type proc struct {
+	cmd    *exec.Cmd
+	stderr ring
+	// errW is the parent's copy of the stderr pipe's write end, closed right
+	// after the child starts so that EOF means "every holder exited".
+	errW *os.File
+	// exited is closed when stderr reaches EOF: the server and everything
+	// in its group that shared its stderr are gone.
+	exited chan struct{}
+}
+
+// newProc builds (but does not start) the command for a stdio server. The
+// command is looked up on the PATH of env, not the daemon's own PATH, since
+// the daemon runs with the service manager's environment.
+func newProc(srv *config.Server, env []string, dir string) (*proc, error) {
+	path, err := lookPath(srv.Command, env, dir)
+	if err != nil {
+		return nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("stderr pipe: %w", err)
+	}
+	cmd := &exec.Cmd{
+		Path:        path,
+		Args:        append([]string{srv.Command}, srv.Args...),
+		Env:         env,
+		Dir:         dir,
+		Stderr:      w,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	p := &proc{cmd: cmd, errW: w, exited: make(chan struct{})}
+	go func() {
+		_, _ = io.Copy(&p.stderr, r)
+		_ = r.Close()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// started drops the parent's copy of the stderr write end; call it once the
+// transport's Start returned, whether or not it succeeded.
+func (p *proc) started() { _ = p.errW.Close() }
+
+// stderrTail waits briefly for stderr to be fully read, then returns it.
+func (p *proc) stderrTail(wait time.Duration) string {
+	select {
+	case <-p.exited:
+	case <-time.After(wait):
+	}
+	return p.stderr.String()
+}
+
+// stopGroup is the signal half of stopping: the transport has already closed
+// stdin and reaps the leader, closing leaderDone when it has. After grace
+// the group gets SIGTERM, after another grace SIGKILL. Members that outlive
+// the leader get the same treatment, so nothing of the server is left.
+func (p *proc) stopGroup(leaderDone <-chan struct{}, grace time.Duration) {
+	if p.cmd.Process == nil {
+		return
+	}
+	pgid := p.cmd.Process.Pid
+	wait := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-leaderDone:
+			return true
+		case <-t.C:
+			return false
+		}
+	}
+	if !wait(grace) {
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		if !wait(grace) {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-leaderDone
+		}
+	}
+	if groupGone(pgid) {
+		return
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for !groupGone(pgid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// groupGone reports whether no process is left in group pgid.
+func groupGone(pgid int) bool {
+	return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
+}
+
+// processEnv is the child's environment: base (the captured caller
+// environment, or the daemon's own when none was captured) with the server's
+// env block on top, in a stable order.
+func processEnv(base []string, extra map[string]string) []string {
+	if base == nil {
+		base = os.Environ()
+	}
+	env := make([]string, 0, len(base)+len(extra))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, over := extra[k]; !over {
+			env = append(env, kv)
+		}
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+extra[k])
+	}
+	return env
+}
+
+// lookPath finds command the way a shell with env's PATH would. A name with
+// a slash is taken as is (relative to dir).
+func lookPath(command string, env []string, dir string) (string, error) {
+	if command == "" {
+		return "", errors.New("no command")
+	}
+	if strings.Contains(command, "/") {
+		return command, nil
+	}
+	pathVar := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathVar = v
+		}
+	}
+	for _, d := range filepath.SplitList(pathVar) {
+		if d == "" {
+			d = "."
+		}
+		if !filepath.IsAbs(d) && dir != "" {
+			d = filepath.Join(dir, d)
+		}
+		p := filepath.Join(d, command)
+		if isExecutable(p) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("look up %q in PATH %q: %w", command, pathVar, exec.ErrNotFound)
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return false
+	}
+	m := fi.Mode()
+	return m.Type()&fs.ModeType == 0 && m.Perm()&0o111 != 0
+}

@@ -1,0 +1,391 @@
+package service
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/daemon/api"
+)
+
+// ErrStartFailed is the kind of every failure of the direct manager to bring
+// a daemon up (the process exited, or its socket never answered).
+var ErrStartFailed = errors.New("daemon did not start")
+
+// StartError is a daemon the direct manager spawned that did not come up.
+// Tail holds what that start wrote to the log (its last lines), so the CLI
+// can show why without sending the user to the log file.
+type StartError struct {
+	Key    config.DaemonKey
+	Log    string // the log file the daemon wrote to
+	Reason string // "exited with status 2", "socket did not answer within 10s"
+	Tail   string
+}
+
+func (e *StartError) Error() string {
+	return fmt.Sprintf("start daemon %s: %s (log: %s)", e.Key, e.Reason, e.Log)
+}
+
+// Unwrap returns ErrStartFailed.
+func (e *StartError) Unwrap() error { return ErrStartFailed }
+
+// Direct is the manager used where no service manager is reachable: it
+// spawns `self daemon --key K` itself, detached, under a file lock so that
+// racing clients start exactly one daemon. It keeps no state of its own; the
+// daemon's info file and the socket are the truth. A Direct is safe for
+// concurrent use (the lock is a flock on a file, per call).
+type Direct struct {
+	Paths config.Paths
+	Self  string
+	// StartTimeout bounds how long Ensure waits for a spawned daemon's
+	// socket to answer (default 10 s).
+	StartTimeout time.Duration
+	// StopTimeout bounds how long Stop waits after SIGTERM before SIGKILL
+	// (default 10 s).
+	StopTimeout time.Duration
+	// Getenv reads MCPX_SOCKET (default os.Getenv).
+	Getenv config.Getenv
+}
+
+// NewDirect returns the direct manager: Ensure takes a flock on
+// paths.Lock(key), re-checks the socket, and spawns `self daemon --key K`
+// detached (new session, stdin closed, output to paths.Log(key)), then waits
+// (bounded) for the socket; on failure the error is a *StartError carrying
+// the log's tail.
+func NewDirect(paths config.Paths, self string) Manager {
+	return &Direct{Paths: paths, Self: self}
+}
+
+// Name is NameDirect.
+func (d *Direct) Name() string { return NameDirect }
+
+// Installed is always true: there is nothing to install.
+func (d *Direct) Installed() (bool, error) { return true, nil }
+
+// Install does nothing.
+func (d *Direct) Install() error { return nil }
+
+// Uninstall does nothing.
+func (d *Direct) Uninstall() error { return nil }
+
+func (d *Direct) getenv(name string) string {
+	if d.Getenv != nil {
+		return d.Getenv(name)
+	}
+	return os.Getenv(name)
+}
+
+// socket is where key's daemon listens. MCPX_SOCKET overrides it for this
+// process, and the daemon we spawn inherits the same variable, so both
+// sides agree.
+func (d *Direct) socket(key config.DaemonKey) string {
+	if s := d.getenv("MCPX_SOCKET"); s != "" {
+		return s
+	}
+	return d.Paths.Socket(key)
+}
+
+// Ensure makes key's socket answer, starting a daemon when none does.
+func (d *Direct) Ensure(ctx context.Context, key config.DaemonKey) error {
+	sock := d.socket(key)
+	if probe(sock) == nil {
+		return nil
+	}
+	if err := d.Paths.EnsureRuntime(); err != nil {
+		return fmt.Errorf("start daemon %s: %w", key, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
+		return fmt.Errorf("start daemon %s: %w", key, err)
+	}
+	lock := flock.New(d.Paths.Lock(key), flock.SetPermissions(0o600))
+	defer lock.Close()
+	lctx, cancel := context.WithTimeout(ctx, d.startTimeout()+5*time.Second)
+	defer cancel()
+	if ok, err := lock.TryLockContext(lctx, 10*time.Millisecond); !ok {
+		if err == nil {
+			err = lctx.Err()
+		}
+		return fmt.Errorf("start daemon %s: lock %s: %w", key, d.Paths.Lock(key), err)
+	}
+	defer lock.Unlock()
+
+	// Another client may have started it while we waited for the lock.
+	err := probe(sock)
+	if err == nil {
+		return nil
+	}
+	// Nobody listens: a socket file left by a daemon that died would make
+	// the new one's bind fail. We hold the lock, so no other start races us.
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		os.Remove(sock)
+	}
+	return d.spawn(ctx, key, sock)
+}
+
+func (d *Direct) startTimeout() time.Duration {
+	if d.StartTimeout > 0 {
+		return d.StartTimeout
+	}
+	return 10 * time.Second
+}
+
+// spawn starts the daemon and waits for its socket. Called with the lock held.
+func (d *Direct) spawn(ctx context.Context, key config.DaemonKey, sock string) error {
+	logPath := d.Paths.Log(key)
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
+		return fmt.Errorf("start daemon %s: %w", key, err)
+	}
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("start daemon %s: open log: %w", key, err)
+	}
+	defer logf.Close()
+	var start int64
+	if fi, err := logf.Stat(); err == nil {
+		start = fi.Size()
+	}
+
+	cmd := exec.Command(d.Self, "daemon", "--key", string(key))
+	cmd.Stdin = nil // /dev/null
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.Env = daemonEnv(os.Environ())
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start daemon %s: %w", key, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }() // reaps the child if it dies
+
+	fail := func(reason string) error {
+		return &StartError{Key: key, Log: logPath, Reason: reason, Tail: logTail(logPath, start, 20)}
+	}
+	deadline := time.NewTimer(d.startTimeout())
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if probe(sock) == nil {
+			return nil
+		}
+		select {
+		case err := <-exited:
+			// It may have exited because another daemon already holds the
+			// socket (started outside our lock); that one answering is fine.
+			if probe(sock) == nil {
+				return nil
+			}
+			reason := "exited"
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				reason = "exited: " + ee.ProcessState.String()
+			} else if err == nil {
+				reason = "exited with status 0 before its socket answered"
+			}
+			return fail(reason)
+		case <-deadline.C:
+			cmd.Process.Kill()
+			return fail(fmt.Sprintf("socket %s did not answer within %s", sock, d.startTimeout()))
+		case <-ctx.Done():
+			cmd.Process.Kill()
+			return fmt.Errorf("start daemon %s: %w", key, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// daemonEnv is the caller's environment without the variables that would
+// make the daemon think a service manager passed it a socket or wants
+// notifications.
+func daemonEnv(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return strings.HasPrefix(name, "LISTEN_") || name == "NOTIFY_SOCKET"
+	})
+}
+
+// probe connects to the socket and hangs up. It is the only way to know that
+// a daemon (or a service manager holding the socket) answers.
+func probe(sock string) error {
+	c, err := net.DialTimeout("unix", sock, time.Second)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+// logTail returns the last n lines of what was written to path after offset
+// (everything, when the file shrank).
+func logTail(path string, offset int64, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() < offset {
+		offset = 0
+	}
+	// Keep at most the last 64 KiB of this start's output.
+	if fi, err := f.Stat(); err == nil && fi.Size()-offset > 64<<10 {
+		offset = fi.Size() - 64<<10
+	}
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return ""
+	}
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<10)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// State reads the info file and asks the kernel whether its pid lives. It
+// never connects to the socket.
+func (d *Direct) State(ctx context.Context, key config.DaemonKey) (State, error) {
+	st := State{Key: key, Manager: NameDirect, Socket: SocketAbsent, Service: ServiceIdle,
+		Detail: map[string]string{"info": d.Paths.Info(key), "log": d.Paths.Log(key)}}
+	sock := d.Paths.Socket(key)
+	info, err := readInfo(d.Paths.Info(key))
+	if err != nil {
+		return st, fmt.Errorf("state of daemon %s: %w", key, err)
+	}
+	if info != nil && info.Socket != "" {
+		sock = info.Socket
+	}
+	if fi, err := os.Stat(sock); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		st.Socket = SocketListening
+	}
+	if info == nil {
+		return st, nil
+	}
+	st.PID = info.Pid
+	st.Since = info.StartedAt
+	if alive(info.Pid) {
+		st.Service = ServiceRunning
+	} else {
+		st.Service = ServiceStale
+		st.Socket = SocketAbsent // a file nobody listens on
+		st.LastExit = "process gone without removing its info file"
+	}
+	return st, nil
+}
+
+// readInfo is api.ReadInfo with a missing file reported as nil, nil.
+func readInfo(path string) (*api.InfoFile, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	info, err := api.ReadInfo(path)
+	if errors.Is(err, os.ErrNotExist) { // removed between Stat and read
+		return nil, nil
+	}
+	return info, err
+}
+
+// alive reports whether pid names a process (kill(pid, 0); EPERM means it
+// exists but is not ours).
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// Stop sends SIGTERM to the daemon named by the info file, waits (bounded)
+// for it to go, then SIGKILLs it. A daemon that is not running is not an
+// error. The socket argument has no meaning here: the daemon owns its socket.
+func (d *Direct) Stop(ctx context.Context, key config.DaemonKey, socket bool) error {
+	info, err := readInfo(d.Paths.Info(key))
+	if err != nil {
+		return fmt.Errorf("stop daemon %s: %w", key, err)
+	}
+	if info == nil || !alive(info.Pid) {
+		d.cleanup(key, info)
+		return nil
+	}
+	if err := syscall.Kill(info.Pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("stop daemon %s (pid %d): %w", key, info.Pid, err)
+	}
+	timeout := d.StopTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	if waitGone(ctx, info.Pid, timeout) {
+		return nil
+	}
+	if err := syscall.Kill(info.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("stop daemon %s (pid %d): %w", key, info.Pid, err)
+	}
+	if !waitGone(ctx, info.Pid, 5*time.Second) {
+		return fmt.Errorf("stop daemon %s: pid %d survived SIGKILL", key, info.Pid)
+	}
+	d.cleanup(key, info)
+	return nil
+}
+
+// cleanup removes what a daemon that did not exit cleanly left behind.
+func (d *Direct) cleanup(key config.DaemonKey, info *api.InfoFile) {
+	if info == nil {
+		return
+	}
+	os.Remove(d.Paths.Info(key))
+	if info.Socket != "" && probe(info.Socket) != nil {
+		os.Remove(info.Socket)
+	}
+}
+
+func waitGone(ctx context.Context, pid int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for alive(pid) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
+// List reports every key with an info file in the runtime directory or a key
+// record in the state directory.
+func (d *Direct) List(ctx context.Context) ([]State, error) {
+	keys := map[config.DaemonKey]bool{}
+	for _, pattern := range []string{filepath.Join(d.Paths.Runtime, "*.json"), filepath.Join(d.Paths.KeysDir(), "*.json")} {
+		matches, err := filepath.Glob(pattern)
+		if err != nil {
+			return nil, fmt.Errorf("list daemons: %w", err)
+		}
+		for _, m := range matches {
+			keys[config.DaemonKey(strings.TrimSuffix(filepath.Base(m), ".json"))] = true
+		}
+	}
+	var out []State
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		st, err := d.State(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}

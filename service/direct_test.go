@@ -1,0 +1,279 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/daemon/api"
+)
+
+// The test binary doubles as the "daemon" the direct manager spawns: with
+// fakeDaemonEnv set, `<test binary> daemon --key K` listens on the socket,
+// writes an info file and appends one line to a count file per start.
+const (
+	fakeDaemonEnv = "MCPX_TEST_FAKE_DAEMON" // "ok" | "fail" | "hang"
+	fakeCountEnv  = "MCPX_TEST_FAKE_COUNT"
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeDaemonEnv); mode != "" {
+		os.Exit(fakeDaemon(mode))
+	}
+	os.Exit(m.Run())
+}
+
+func fakeDaemon(mode string) int {
+	if len(os.Args) != 4 || os.Args[1] != "daemon" || os.Args[2] != "--key" {
+		fmt.Fprintf(os.Stderr, "fake daemon: bad arguments %q\n", os.Args)
+		return 2
+	}
+	key := config.DaemonKey(os.Args[3])
+	paths, err := config.DefaultPaths(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	f, err := os.OpenFile(os.Getenv(fakeCountEnv), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err == nil {
+		fmt.Fprintf(f, "%d\n", os.Getpid())
+		f.Close()
+	}
+	switch mode {
+	case "fail":
+		fmt.Println("loading config")
+		fmt.Fprintln(os.Stderr, "boom: /x/.mcp.json:3:7: unexpected token")
+		return 2
+	case "hang":
+		select {}
+	}
+	if os.Getenv("LISTEN_FDS") != "" || os.Getenv("NOTIFY_SOCKET") != "" {
+		fmt.Fprintln(os.Stderr, "fake daemon: inherited service manager variables")
+		return 3
+	}
+	sock := paths.Socket(key)
+	if s := os.Getenv("MCPX_SOCKET"); s != "" {
+		sock = s
+	}
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	info := api.InfoFile{DaemonKey: string(key), Socket: sock, Pid: os.Getpid(), Manager: NameDirect, StartedAt: time.Now()}
+	b, _ := json.Marshal(info)
+	if err := os.WriteFile(paths.Info(key), b, 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	<-sig
+	ln.Close()
+	os.Remove(paths.Info(key))
+	return 0
+}
+
+// setup gives the test its own runtime and state directories and returns a
+// direct manager whose "binary" is this test binary.
+func setup(t *testing.T, mode string) (*Direct, string) {
+	t.Helper()
+	// Short base: socket paths must stay under 100 bytes.
+	base, err := os.MkdirTemp("", "mcpxd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	t.Setenv("XDG_RUNTIME_DIR", filepath.Join(base, "run"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(base, "state"))
+	t.Setenv("MCPX_SOCKET", "")
+	t.Setenv("NOTIFY_SOCKET", "/nonexistent/notify")
+	t.Setenv("LISTEN_FDS", "3")
+	t.Setenv(fakeDaemonEnv, mode)
+	count := filepath.Join(base, "count")
+	t.Setenv(fakeCountEnv, count)
+	paths, err := config.DefaultPaths(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDirect(paths, self).(*Direct)
+	d.StartTimeout = 5 * time.Second
+	return d, count
+}
+
+func starts(t *testing.T, count string) []string {
+	t.Helper()
+	b, err := os.ReadFile(count)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(b))
+}
+
+func TestDirectConcurrentEnsureStartsOneDaemon(t *testing.T) {
+	d, count := setup(t, "ok")
+	key := config.DaemonKey("abcdef012345")
+	ctx := context.Background()
+	t.Cleanup(func() { d.Stop(ctx, key, true) })
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for range 20 {
+		wg.Go(func() { errs <- d.Ensure(ctx, key) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("Ensure: %v", err)
+		}
+	}
+	if got := starts(t, count); len(got) != 1 {
+		t.Fatalf("daemon started %d times, want 1 (pids %v)", len(got), got)
+	}
+	if err := probe(d.Paths.Socket(key)); err != nil {
+		t.Fatalf("socket does not answer after Ensure: %v", err)
+	}
+	// Ensure on a live daemon starts nothing.
+	if err := d.Ensure(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got := starts(t, count); len(got) != 1 {
+		t.Fatalf("second Ensure started another daemon: %v", got)
+	}
+
+	st, err := d.State(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Service != ServiceRunning || st.Socket != SocketListening || st.PID == 0 {
+		t.Fatalf("State = %+v, want running/listening with a pid", st)
+	}
+	list, err := d.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].Key != key {
+		t.Fatalf("List = %+v, want one entry for %s", list, key)
+	}
+
+	if err := d.Stop(ctx, key, false); err != nil {
+		t.Fatal(err)
+	}
+	if alive(st.PID) {
+		t.Fatalf("pid %d still alive after Stop", st.PID)
+	}
+	st, err = d.State(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Service != ServiceIdle {
+		t.Fatalf("State after Stop = %+v, want idle", st)
+	}
+}
+
+func TestDirectStartFailureCarriesLogTail(t *testing.T) {
+	d, _ := setup(t, "fail")
+	key := config.DaemonKey("0badc0ffee00")
+	// An earlier run's output must not be mistaken for this start's.
+	if err := os.MkdirAll(filepath.Dir(d.Paths.Log(key)), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(d.Paths.Log(key), []byte("old run output\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := d.Ensure(context.Background(), key)
+	var se *StartError
+	if !errors.As(err, &se) || !errors.Is(err, ErrStartFailed) {
+		t.Fatalf("Ensure error = %v, want a *StartError", err)
+	}
+	if !strings.Contains(se.Tail, "boom: /x/.mcp.json:3:7") || !strings.Contains(se.Tail, "loading config") {
+		t.Fatalf("tail = %q, want the daemon's output", se.Tail)
+	}
+	if strings.Contains(se.Tail, "old run") {
+		t.Fatalf("tail = %q includes an earlier run's output", se.Tail)
+	}
+	if !strings.Contains(se.Reason, "exit") {
+		t.Fatalf("reason = %q, want the exit status", se.Reason)
+	}
+}
+
+func TestDirectStartTimeoutKillsTheChild(t *testing.T) {
+	d, count := setup(t, "hang")
+	d.StartTimeout = 300 * time.Millisecond
+	key := config.DaemonKey("123412341234")
+	err := d.Ensure(context.Background(), key)
+	var se *StartError
+	if !errors.As(err, &se) || !strings.Contains(se.Reason, "did not answer") {
+		t.Fatalf("Ensure error = %v, want a start timeout", err)
+	}
+	pids := starts(t, count)
+	if len(pids) != 1 {
+		t.Fatalf("starts = %v", pids)
+	}
+	var pid int
+	fmt.Sscan(pids[0], &pid)
+	if !waitGone(context.Background(), pid, 5*time.Second) {
+		t.Fatalf("hung daemon %d still running after the failed start", pid)
+	}
+}
+
+func TestDirectStateStaleInfoFile(t *testing.T) {
+	d, _ := setup(t, "ok")
+	key := config.DaemonKey("aaaaaaaaaaaa")
+	if err := d.Paths.EnsureRuntime(); err != nil {
+		t.Fatal(err)
+	}
+	// A pid that cannot exist (above pid_max).
+	b, _ := json.Marshal(api.InfoFile{DaemonKey: string(key), Pid: 1 << 30})
+	if err := os.WriteFile(d.Paths.Info(key), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := d.State(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Service != ServiceStale {
+		t.Fatalf("State = %+v, want stale", st)
+	}
+	if err := d.Stop(context.Background(), key, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(d.Paths.Info(key)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Stop left the stale info file: %v", err)
+	}
+}
+
+func TestDaemonEnvDropsServiceManagerVariables(t *testing.T) {
+	got := daemonEnv([]string{"PATH=/bin", "LISTEN_FDS=3", "LISTEN_PID=9", "LISTEN_FDNAMES=mcpx", "NOTIFY_SOCKET=/x", "HOME=/h"})
+	if strings.Join(got, " ") != "PATH=/bin HOME=/h" {
+		t.Fatalf("daemonEnv = %q", got)
+	}
+}

@@ -31,7 +31,13 @@ func TestMain(m *testing.M) {
 func run(m *testing.M) int {
 	_, file, _, _ := runtime.Caller(0)
 	repoRoot = filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-	dir, err := os.MkdirTemp("", "mcpx-e2e-bin-")
+	// Not under the temp dir: the service managers refuse to write a unit
+	// whose ExecStart points into a temporary build directory.
+	if err := os.MkdirAll(filepath.Join(repoRoot, "bin"), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dir, err := os.MkdirTemp(filepath.Join(repoRoot, "bin"), "e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -1,0 +1,70 @@
+package client
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/daemon/api"
+)
+
+// prepare writes what the daemon reads at start, before anything can
+// activate it: the key record (which configs the key stands for) and the
+// captured environment (DESIGN §2). It runs once per client. An unset ${VAR}
+// is a *ConfigError wrapping *config.UnsetVarError.
+func (c *Client) prepare() error {
+	c.prepareOnce.Do(func() { c.prepareErr = c.writeRecords() })
+	return c.prepareErr
+}
+
+func (c *Client) writeRecords() error {
+	if err := CheckVars(c.cfg, c.getenv); err != nil {
+		return err
+	}
+	if err := c.paths.EnsureRuntime(); err != nil {
+		return fmt.Errorf("prepare daemon %s: %w", c.key, err)
+	}
+	if err := c.writeKeyRecord(); err != nil {
+		return err
+	}
+	if _, err := config.WriteEnvFile(c.paths.EnvFile(c.key), config.CaptureEnv(c.cfg, c.getenv)); err != nil {
+		return fmt.Errorf("prepare daemon %s: %w", c.key, err)
+	}
+	return nil
+}
+
+// CheckVars reports the first ${VAR} of cfg (servers in name order) that
+// getenv does not define, as a *ConfigError wrapping *config.UnsetVarError.
+func CheckVars(cfg *config.Config, getenv config.Getenv) error {
+	for _, name := range cfg.Names() {
+		for _, v := range cfg.Servers[name].Vars() {
+			if getenv(v) == "" {
+				return &ConfigError{&config.UnsetVarError{Server: name, Var: v}}
+			}
+		}
+	}
+	return nil
+}
+
+// writeKeyRecord writes the key record when it is missing or names other
+// configs.
+func (c *Client) writeKeyRecord() error {
+	path := c.paths.KeyRecord(c.key)
+	configs := c.cfg.Sources
+	if configs == nil {
+		configs = []string{}
+	}
+	if rec, err := api.ReadKeyRecord(path); err == nil && slices.Equal(rec.Configs, configs) {
+		return nil
+	}
+	if err := os.MkdirAll(c.paths.KeysDir(), 0o700); err != nil {
+		return fmt.Errorf("write key record %s: %w", path, err)
+	}
+	rec := api.KeyRecord{DaemonKey: string(c.key), Configs: configs, CreatedAt: time.Now().UTC()}
+	if err := api.WriteJSONAtomic(path, rec, 0o600); err != nil {
+		return fmt.Errorf("write key record %s: %w", path, err)
+	}
+	return nil
+}

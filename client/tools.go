@@ -1,0 +1,17 @@
+package client
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/mcpx-dev/mcpx/daemon/api"
+)
+
+// Tools lists one namespace's tools from the schema cache (GET /v1/tools).
+func (c *Client) Tools(ctx context.Context, ns string) (*api.ToolsResponse, error) {
+	var r api.ToolsResponse
+	if err := c.get(ctx, api.PathTools, url.Values{"ns": {ns}}, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}

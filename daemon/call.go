@@ -1,0 +1,340 @@
+package daemon
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/cache"
+	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/upstream"
+)
+
+// serveCall answers POST /v1/call: find the server and tool, enforce the
+// destructive-call policy (DESIGN §7), call through the pool, move binary
+// content into the store.
+func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
+	var req api.CallRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if req.Namespace == "" || req.Tool == "" {
+		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "a call needs a namespace and a tool")
+	}
+	args := bytes.TrimSpace(req.Arguments)
+	if len(args) == 0 || string(args) == "null" {
+		args = []byte("{}")
+	}
+	if args[0] != '{' || !json.Valid(args) {
+		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "arguments of %s.%s must be a JSON object", req.Namespace, req.Tool)
+	}
+
+	st := d.state.Load()
+	s, err := st.server(req.Namespace)
+	if err != nil {
+		return err
+	}
+	if !s.Options.ToolAllowed(req.Tool) {
+		_, err := findTool(s.Name, req.Tool, tools(s, d.snapshot(st, s.Name)))
+		return err
+	}
+	snap := d.snapshot(st, s.Name)
+	pol := effectivePolicy(s.Options.Policy)
+	if !usable(snap) && pol.needsAnnotations() {
+		// The policy needs the tool's annotations: read them now.
+		snap, err = d.fetch(r.Context(), st, s.Name)
+		if err != nil {
+			return annotationsUnknown(s.Name, req.Tool, err)
+		}
+	}
+	if usable(snap) {
+		t, err := findTool(s.Name, req.Tool, tools(s, snap))
+		if err != nil {
+			return err
+		}
+		if err := pol.check(s.Name, t, req.Confirmed); err != nil {
+			return err
+		}
+	}
+
+	spec, err := d.spec(st, s, snap)
+	if err != nil {
+		return err
+	}
+	d.calls.Add(1)
+	raw, err := d.pools.Call(r.Context(), spec, upstream.Caller{Session: req.Session, Cwd: req.Cwd}, req.Tool, args)
+	if err != nil {
+		e := mapError(err)
+		if e.body.Namespace == "" {
+			e.body.Namespace = s.Name
+		}
+		e.body.Tool = req.Tool
+		return e
+	}
+	if snap == nil {
+		d.fetchLater(st, s.Name)
+	}
+	resp, err := d.extractBlobs(raw)
+	if err != nil {
+		return apiErr(http.StatusBadGateway, api.CodeTransport, "result of %s.%s: %v", s.Name, req.Tool, err)
+	}
+	return writeJSON(w, resp)
+}
+
+// annotationsUnknown refuses a call whose policy cannot be decided: the
+// snapshot is unusable and reading it failed. It carries the cause's stderr
+// and retry time so the user sees why.
+func annotationsUnknown(ns, tool string, cause error) error {
+	e := apiErr(http.StatusConflict, api.CodeAnnotationsUnknown,
+		"refusing %s.%s: its annotations are unknown because listing the tools failed: %v", ns, tool, cause)
+	e.body.Namespace, e.body.Tool = ns, tool
+	if m := mapError(cause); m.body.Code != "" {
+		e.body.Stderr, e.body.RetryAfter = m.body.Stderr, m.body.RetryAfter
+	}
+	return e
+}
+
+// policy is a server's effective destructive-call policy.
+type policy struct {
+	destructive string // confirm | allow | deny
+	unannotated string // allow | confirm
+}
+
+// effectivePolicy fills the built-in defaults (destructive confirm,
+// unannotated allow) into what the config left empty.
+func effectivePolicy(p config.Policy) policy {
+	out := policy{destructive: p.Destructive, unannotated: p.Unannotated}
+	if out.destructive == "" {
+		out.destructive = config.PolicyConfirm
+	}
+	if out.unannotated == "" {
+		out.unannotated = config.PolicyAllow
+	}
+	return out
+}
+
+// needsAnnotations reports whether some tool could be refused, so the
+// annotations must be known before calling.
+func (p policy) needsAnnotations() bool {
+	return p.destructive != config.PolicyAllow || p.unannotated != config.PolicyAllow
+}
+
+// hintsOf classifies a tool: destructive (destructiveHint true, readOnlyHint
+// not true), unannotated (neither hint present), or neither.
+func hintsOf(t api.Tool) (destructive, unannotated bool) {
+	var a struct {
+		ReadOnly    *bool `json:"readOnlyHint"`
+		Destructive *bool `json:"destructiveHint"`
+	}
+	if len(t.Annotations) > 0 {
+		_ = json.Unmarshal(t.Annotations, &a) // a malformed object counts as no annotations
+	}
+	if a.ReadOnly == nil && a.Destructive == nil {
+		return false, true
+	}
+	if a.ReadOnly != nil && *a.ReadOnly {
+		return false, false
+	}
+	return a.Destructive != nil && *a.Destructive, false
+}
+
+// check applies the policy to one call.
+func (p policy) check(ns string, t api.Tool, confirmed bool) error {
+	destructive, unannotated := hintsOf(t)
+	var rule, why string
+	switch {
+	case destructive:
+		rule, why = p.destructive, "is marked destructive"
+	case unannotated && p.unannotated == config.PolicyConfirm:
+		rule, why = config.PolicyConfirm, "declares no annotations (policy.unannotated is confirm)"
+	default:
+		return nil
+	}
+	switch rule {
+	case config.PolicyAllow:
+		return nil
+	case config.PolicyDeny:
+		e := apiErr(http.StatusForbidden, api.CodePolicyDenied, "%s.%s %s and policy.destructive is deny for %s", ns, t.Name, why, ns)
+		e.body.Namespace, e.body.Tool = ns, t.Name
+		return e
+	default:
+		if confirmed {
+			return nil
+		}
+		e := apiErr(http.StatusConflict, api.CodeConfirmation, "%s.%s %s; confirm the call to run it", ns, t.Name, why)
+		e.body.Namespace, e.body.Tool = ns, t.Name
+		return e
+	}
+}
+
+// extractBlobs moves binary content (image/audio "data", embedded resource
+// "blob") into the store and replaces it with "_mcpx": {"blob": i}.
+func (d *daemon) extractBlobs(raw json.RawMessage) (api.CallResponse, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return api.CallResponse{}, fmt.Errorf("decode result: %w", err)
+	}
+	resp := api.CallResponse{Result: raw}
+	if v, ok := top["isError"]; ok {
+		_ = json.Unmarshal(v, &resp.IsError)
+	}
+	var content []json.RawMessage
+	if c, ok := top["content"]; !ok || json.Unmarshal(c, &content) != nil {
+		return resp, nil
+	}
+	changed := false
+	for i, item := range content {
+		out, blob, err := d.extractItem(i, item)
+		if err != nil {
+			return api.CallResponse{}, err
+		}
+		if blob != nil {
+			content[i] = out
+			resp.Blobs = append(resp.Blobs, *blob)
+			changed = true
+		}
+	}
+	if !changed {
+		return resp, nil
+	}
+	c, err := json.Marshal(content)
+	if err != nil {
+		return api.CallResponse{}, err
+	}
+	top["content"] = c
+	if resp.Result, err = json.Marshal(top); err != nil {
+		return api.CallResponse{}, err
+	}
+	return resp, nil
+}
+
+// extractItem handles one content item; blob is nil when it has no binary
+// data.
+func (d *daemon) extractItem(i int, item json.RawMessage) (json.RawMessage, *api.Blob, error) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(item, &m) != nil {
+		return item, nil, nil
+	}
+	var kind string
+	_ = json.Unmarshal(m["type"], &kind)
+	var (
+		holder map[string]json.RawMessage // the object holding the base64
+		field  string
+		uri    string
+	)
+	switch kind {
+	case "image", "audio":
+		holder, field = m, "data"
+	case "resource":
+		if json.Unmarshal(m["resource"], &holder) != nil || holder == nil {
+			return item, nil, nil
+		}
+		field = "blob"
+		_ = json.Unmarshal(holder["uri"], &uri)
+	default:
+		return item, nil, nil
+	}
+	var b64 string
+	if json.Unmarshal(holder[field], &b64) != nil || b64 == "" {
+		return item, nil, nil
+	}
+	data, err := decodeBase64(b64)
+	if err != nil {
+		return nil, nil, fmt.Errorf("content %d: %w", i, err)
+	}
+	dg, size, err := d.store.Put(bytes.NewReader(data))
+	if err != nil {
+		return nil, nil, fmt.Errorf("content %d: %w", i, err)
+	}
+	d.hold(dg)
+	var mime string
+	_ = json.Unmarshal(holder["mimeType"], &mime)
+	blob := &api.Blob{Index: i, Path: d.store.Path(dg), Digest: string(dg), MimeType: mime, Size: size, Name: blobName(kind, i, uri, mime)}
+
+	delete(holder, field)
+	if kind == "resource" {
+		res, err := json.Marshal(holder)
+		if err != nil {
+			return nil, nil, err
+		}
+		m["resource"] = res
+	}
+	m["_mcpx"] = json.RawMessage(fmt.Sprintf(`{"blob":%d}`, i))
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, blob, nil
+}
+
+// blobLease is how long a blob handed to a caller is pinned against GC, so
+// the CLI can read or copy it.
+const blobLease = 10 * time.Minute
+
+// hold leases d for blobLease, best effort.
+func (d *daemon) hold(dg cache.Digest) {
+	if _, err := d.store.Lease(dg, blobLease); err != nil {
+		d.log.Printf("lease %s: %v", dg, err)
+	}
+}
+
+var errBase64 = errors.New("binary content is not valid base64")
+
+// decodeBase64 accepts standard base64 with or without padding, and the URL
+// alphabet, which servers send in the wild.
+func decodeBase64(s string) ([]byte, error) {
+	s = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == ' ' {
+			return -1
+		}
+		return r
+	}, s)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			return b, nil
+		}
+	}
+	return nil, errBase64
+}
+
+// blobName suggests a file name: the resource URI's last element, else
+// "<kind>-<index>" with an extension from the MIME type.
+func blobName(kind string, i int, uri, mimeType string) string {
+	if uri != "" {
+		if u, err := url.Parse(uri); err == nil {
+			if base := path.Base(u.Path); base != "." && base != "/" && base != "" {
+				return base
+			}
+			if u.Host != "" && u.Path == "" {
+				return u.Host
+			}
+		}
+	}
+	name := fmt.Sprintf("%s-%d", kind, i)
+	if mimeType != "" {
+		if exts, _ := mime.ExtensionsByType(mimeType); len(exts) > 0 {
+			return name + preferredExt(exts)
+		}
+	}
+	return name
+}
+
+// preferredExt picks a common extension ("jpeg" has several).
+func preferredExt(exts []string) string {
+	for _, e := range exts {
+		switch e {
+		case ".png", ".jpg", ".gif", ".webp", ".wav", ".mp3", ".ogg", ".pdf", ".json", ".txt":
+			return e
+		}
+	}
+	return exts[0]
+}

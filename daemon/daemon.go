@@ -1,0 +1,276 @@
+// Package daemon is the service process: it takes the inherited listener
+// (systemd/launchd) or binds one, serves the HTTP API of DESIGN.md §6 over the
+// unix socket, keeps the server registry and the schema cache, and exits when
+// idle.
+//
+// A request flows: listener → peer credential check (peercred_*.go) → the
+// route table (server.go) → one serveX handler per route (namespaces.go,
+// search.go, call.go, resolve.go, status.go) → the registry (registry.go:
+// config, expanded specs) → the schema cache (package cache) and the pools
+// (package upstream).
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/cache"
+	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/upstream"
+)
+
+// Options configure Run. Tests build them directly.
+type Options struct {
+	Key     config.DaemonKey
+	Config  *config.Config
+	Paths   config.Paths
+	Manager string // "systemd", "launchd" or "direct"
+	Self    string // absolute path of the mcpx binary
+
+	// Getenv is the daemon's own environment (nil: os.Getenv). The daemon
+	// never expands server variables from it; it is used to discover the
+	// config of other directories for /v1/resolve (with MCPX_* removed).
+	Getenv config.Getenv
+	// Log receives the daemon's log lines (nil: os.Stderr).
+	Log io.Writer
+	// Reload, when it receives, reloads the config (Main sends on SIGHUP).
+	Reload <-chan struct{}
+	// WatchInterval is how often the config sources are stat-checked for
+	// changes (0: 2s).
+	WatchInterval time.Duration
+	// ShutdownGrace bounds how long calls in flight may finish on exit
+	// (0: 10s).
+	ShutdownGrace time.Duration
+}
+
+const (
+	defaultWatchInterval = 2 * time.Second
+	defaultShutdownGrace = 10 * time.Second
+	// maxBody bounds every request body.
+	maxBody = 4 << 20
+	// gcEvery is how often the content-addressed store is collected.
+	gcEvery = time.Hour
+)
+
+// daemon is one running service process. Its handlers are safe for
+// concurrent use; the config may be swapped by a reload at any time, so each
+// request takes one *state and uses it throughout.
+type daemon struct {
+	opts    Options
+	log     *log.Logger
+	getenv  config.Getenv
+	store   *cache.Store
+	schemas *cache.Schemas
+	pools   *upstream.Pools
+	env     *envFile
+	socket  string
+	started time.Time
+
+	state atomic.Pointer[state]
+
+	calls      atomic.Int64
+	inflight   atomic.Int64
+	lastActive atomic.Int64 // unix nanoseconds of the last request start or end
+
+	flightMu sync.Mutex
+	flights  map[config.ServerHash]*flight
+
+	// quit asks Run to exit (shutdown route, idle exit); its reason is
+	// logged.
+	quit     chan string
+	quitOnce sync.Once
+
+	// Background fetches: bgCtx ends them on exit; none starts once
+	// bgClosed is set.
+	bg       sync.WaitGroup
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	bgMu     sync.Mutex
+	bgClosed bool
+}
+
+// Run serves on ln until ctx is done or the daemon decides to exit (idle
+// exit, POST /v1/shutdown). It closes ln. A clean exit returns nil.
+func Run(ctx context.Context, ln net.Listener, opts Options) error {
+	if opts.Config == nil {
+		return errors.New("run daemon: no config")
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Log == nil {
+		opts.Log = os.Stderr
+	}
+	if opts.WatchInterval <= 0 {
+		opts.WatchInterval = defaultWatchInterval
+	}
+	if opts.ShutdownGrace <= 0 {
+		opts.ShutdownGrace = defaultShutdownGrace
+	}
+	flags := log.LstdFlags
+	if opts.Getenv("JOURNAL_STREAM") != "" {
+		flags = 0 // the journal stamps every line itself
+	}
+	d := &daemon{
+		opts:    opts,
+		log:     log.New(opts.Log, "mcpx daemon: ", flags),
+		getenv:  opts.Getenv,
+		env:     &envFile{path: opts.Paths.EnvFile(opts.Key)},
+		socket:  ln.Addr().String(),
+		started: time.Now().UTC().Truncate(time.Second),
+		flights: map[config.ServerHash]*flight{},
+		quit:    make(chan string, 1),
+	}
+	d.bgCtx, d.bgCancel = context.WithCancel(context.Background())
+	defer d.bgCancel()
+	d.touch()
+	d.state.Store(newState(opts.Config))
+
+	store, err := cache.OpenStore(opts.Paths.CAS())
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("run daemon %s: %w", opts.Key, err)
+	}
+	d.store = store
+	d.schemas = cache.NewSchemas(store, opts.Paths.Schemas())
+	d.pools = upstream.New(upstream.Options{
+		OnListChanged: d.listChanged,
+		Logf:          d.log.Printf,
+	})
+
+	srv := &http.Server{
+		Handler:           d.handler(),
+		ConnContext:       connContext,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          d.log,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	if err := d.writeInfo(); err != nil {
+		d.log.Printf("%v", err)
+	}
+	for _, w := range opts.Config.Warnings {
+		d.log.Printf("config: %s", w)
+	}
+	d.log.Printf("serving %s on %s (manager %s, %d servers)", opts.Key, d.socket, opts.Manager, len(opts.Config.Servers))
+	notify("READY=1\nSTATUS=" + d.statusLine())
+
+	loops, stopLoops := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, loop := range []func(context.Context){d.watchConfig, d.idleLoop, d.statusLoop, d.watchdogLoop, d.gcLoop} {
+		wg.Add(1)
+		go func() { defer wg.Done(); loop(loops) }()
+	}
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		d.log.Printf("stopping: %v", context.Cause(ctx))
+	case why := <-d.quit:
+		d.log.Printf("stopping: %s", why)
+	case err := <-served:
+		runErr = fmt.Errorf("serve %s: %w", d.socket, err)
+		d.log.Printf("stopping: %v", runErr)
+	}
+	notify("STOPPING=1")
+	stopLoops()
+
+	// Stop accepting, serve what was already accepted and let calls in
+	// flight finish within the grace; idle keep-alive connections are
+	// closed (clients retry those).
+	grace, cancel := context.WithTimeout(context.Background(), opts.ShutdownGrace)
+	if err := srv.Shutdown(grace); err != nil {
+		d.log.Printf("stop serving: %v; closing remaining connections", err)
+		srv.Close()
+	}
+	cancel()
+	wg.Wait()
+	d.bgMu.Lock()
+	d.bgClosed = true
+	d.bgMu.Unlock()
+	d.bgCancel()
+	d.bg.Wait()
+	closeCtx, cancel := context.WithTimeout(context.Background(), opts.ShutdownGrace)
+	if err := d.pools.Close(closeCtx); err != nil {
+		d.log.Printf("stop servers: %v", err)
+	}
+	cancel()
+	d.removeInfo()
+	d.log.Printf("stopped after %d calls", d.calls.Load())
+	return runErr
+}
+
+// stop asks Run to exit; the first reason wins.
+func (d *daemon) stop(why string) {
+	d.quitOnce.Do(func() { d.quit <- why })
+}
+
+// touch records activity for the idle timer.
+func (d *daemon) touch() { d.lastActive.Store(time.Now().UnixNano()) }
+
+// live is the number of running server instances of the current config.
+func (d *daemon) live() int {
+	n := 0
+	for _, h := range d.state.Load().hashes {
+		n += d.pools.Live(h)
+	}
+	return n
+}
+
+// idleExit is the configured idle exit delay.
+func (d *daemon) idleExit() time.Duration {
+	if v := d.state.Load().cfg.Settings.IdleExit.D(); v > 0 {
+		return v
+	}
+	return config.DefaultIdleExit
+}
+
+// idleLoop exits the daemon after idleExit with no request in flight, no
+// request since, and no live server. A live server counts as activity.
+func (d *daemon) idleLoop(ctx context.Context) {
+	for {
+		limit := d.idleExit()
+		tick := min(max(limit/4, 10*time.Millisecond), 30*time.Second)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(tick):
+		}
+		if d.inflight.Load() > 0 || d.live() > 0 {
+			d.touch()
+			continue
+		}
+		if idle := time.Since(time.Unix(0, d.lastActive.Load())); idle >= limit {
+			d.stop(fmt.Sprintf("idle for %s", idle.Round(time.Millisecond)))
+			return
+		}
+	}
+}
+
+// gcLoop collects the content-addressed store at start and every hour
+// (at most once an hour across processes).
+func (d *daemon) gcLoop(ctx context.Context) {
+	for {
+		p := cache.PolicyFrom(d.state.Load().cfg.Settings.Cache)
+		if rep, ran, err := d.store.GCEvery(p, gcEvery); err != nil {
+			d.log.Printf("cache gc: %v", err)
+		} else if ran && len(rep.Removed) > 0 {
+			d.log.Printf("cache gc: removed %d entries, %d bytes", len(rep.Removed), rep.FreedBytes)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(gcEvery):
+		}
+	}
+}

@@ -1,0 +1,40 @@
+package daemon
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+
+	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/version"
+)
+
+// writeInfo writes the info file (0600, atomically) for the current state.
+func (d *daemon) writeInfo() error {
+	st := d.state.Load()
+	return api.WriteJSONAtomic(d.opts.Paths.Info(d.opts.Key), api.InfoFile{
+		DaemonKey:  string(d.opts.Key),
+		SchemaHash: string(st.schemaHash),
+		Socket:     d.socket,
+		Pid:        os.Getpid(),
+		Manager:    d.opts.Manager,
+		Configs:    configs(st),
+		Version:    version.String(),
+		StartedAt:  d.started,
+	}, 0o600)
+}
+
+// removeInfo removes the info file if it is still this daemon's.
+func (d *daemon) removeInfo() {
+	path := d.opts.Paths.Info(d.opts.Key)
+	info, err := api.ReadInfo(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err == nil && (info.Pid != os.Getpid() || !info.StartedAt.Equal(d.started) || info.Socket != d.socket) {
+		return // another daemon's now
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		d.log.Printf("remove info file: %v", err)
+	}
+}

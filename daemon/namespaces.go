@@ -1,0 +1,300 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/cache"
+	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/upstream"
+)
+
+// Discovery (namespaces, tools, schema, search) answers only from the schema
+// cache and never starts a server. refresh and calls fetch.
+
+// snapshot loads s's cached snapshot. It returns nil when there is none or
+// it is not usable (other format, corrupt); a snapshot recording a failed
+// fetch is returned with Error set.
+func (d *daemon) snapshot(st *state, name string) *cache.Snapshot {
+	snap, err := d.schemas.Load(st.hashes[name])
+	if err != nil {
+		var miss *cache.MissError
+		if !errors.As(err, &miss) {
+			d.log.Printf("load schemas of %s: %v", name, err)
+		}
+		return nil
+	}
+	return snap
+}
+
+// usable reports whether snap lists the server's tools.
+func usable(snap *cache.Snapshot) bool { return snap != nil && snap.Error == "" }
+
+// namespace describes one server, with its schema state from snap.
+func (d *daemon) namespace(st *state, name string, snap *cache.Snapshot) api.Namespace {
+	s := st.cfg.Servers[name]
+	h := st.hashes[name]
+	ns := api.Namespace{
+		Name:        name,
+		Description: s.Options.Description,
+		Transport:   s.Transport,
+		Sharing:     s.Options.Sharing,
+		Scope:       s.Options.Scope,
+		ServerHash:  string(h),
+		Live:        d.pools.Live(h),
+		State:       api.StateUnread,
+	}
+	switch {
+	case snap == nil:
+	case snap.Error != "":
+		ns.State, ns.Error = api.StateError, snap.Error
+	default:
+		ns.State = api.StateCached
+		ns.FetchedAt = snap.FetchedAt
+		ns.Tools = len(tools(s, snap))
+	}
+	return ns
+}
+
+// namespaces describes every server, sorted by name.
+func (d *daemon) namespaces(st *state) []api.Namespace {
+	out := make([]api.Namespace, 0, len(st.names))
+	for _, name := range st.names {
+		out = append(out, d.namespace(st, name, d.snapshot(st, name)))
+	}
+	return out
+}
+
+// tools converts snap's tools, in the server's order, keeping those the
+// server's tools/excludeTools allow.
+func tools(s *config.Server, snap *cache.Snapshot) []api.Tool {
+	if !usable(snap) {
+		return nil
+	}
+	out := make([]api.Tool, 0, len(snap.Tools))
+	for _, raw := range snap.Tools {
+		t, ok := toolOf(s.Name, raw)
+		if ok && s.Options.ToolAllowed(t.Name) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// toolOf reads a raw tool definition; Definition stays byte for byte.
+func toolOf(ns string, raw json.RawMessage) (api.Tool, bool) {
+	var head struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Annotations json.RawMessage `json:"annotations"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil || head.Name == "" {
+		return api.Tool{}, false
+	}
+	t := api.Tool{Namespace: ns, Name: head.Name, Description: head.Description, Definition: raw}
+	if len(head.Annotations) > 0 && string(head.Annotations) != "null" {
+		t.Annotations = head.Annotations
+	}
+	return t, true
+}
+
+func (d *daemon) serveNamespaces(w http.ResponseWriter, r *http.Request) error {
+	return writeJSON(w, api.NamespacesResponse{Namespaces: d.namespaces(d.state.Load())})
+}
+
+// serveTools answers GET /v1/tools?ns=. An unread namespace answers 200 with
+// no tools and state "unread".
+func (d *daemon) serveTools(w http.ResponseWriter, r *http.Request) error {
+	return d.serveToolList(w, r, "")
+}
+
+// serveSchema answers GET /v1/schema?ns=[&tool=]: the full definitions.
+func (d *daemon) serveSchema(w http.ResponseWriter, r *http.Request) error {
+	return d.serveToolList(w, r, r.URL.Query().Get("tool"))
+}
+
+func (d *daemon) serveToolList(w http.ResponseWriter, r *http.Request, tool string) error {
+	st := d.state.Load()
+	name := r.URL.Query().Get("ns")
+	if name == "" {
+		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "missing ?ns=NAMESPACE")
+	}
+	s, err := st.server(name)
+	if err != nil {
+		return err
+	}
+	snap := d.snapshot(st, name)
+	all := tools(s, snap)
+	resp := api.ToolsResponse{Namespace: d.namespace(st, name, snap), Tools: all}
+	if tool != "" && usable(snap) {
+		t, err := findTool(name, tool, all)
+		if err != nil {
+			return err
+		}
+		resp.Tools = []api.Tool{t}
+	}
+	if resp.Tools == nil {
+		resp.Tools = []api.Tool{}
+	}
+	return writeJSON(w, resp)
+}
+
+// findTool picks tool from list or answers 404 with the nearest name.
+func findTool(ns, tool string, list []api.Tool) (api.Tool, error) {
+	names := make([]string, 0, len(list))
+	for _, t := range list {
+		if t.Name == tool {
+			return t, nil
+		}
+		names = append(names, t.Name)
+	}
+	e := apiErr(http.StatusNotFound, api.CodeUnknownTool, "namespace %s has no tool %q", ns, tool)
+	e.body.Namespace, e.body.Tool = ns, tool
+	e.body.Suggestion = config.Nearest(tool, names)
+	return api.Tool{}, e
+}
+
+// serveRefresh refetches one namespace or all (concurrently) and saves the
+// snapshots; failures are recorded in the snapshot and reported as state
+// "error" in the answer, not as an HTTP error.
+func (d *daemon) serveRefresh(w http.ResponseWriter, r *http.Request) error {
+	var req api.RefreshRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	st := d.state.Load()
+	names := st.names
+	if req.Namespace != "" {
+		if _, err := st.server(req.Namespace); err != nil {
+			return err
+		}
+		names = []string{req.Namespace}
+	}
+	var wg sync.WaitGroup
+	for _, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := d.fetch(r.Context(), st, name); err != nil {
+				d.log.Printf("refresh %s: %v", name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	out := make([]api.Namespace, 0, len(names))
+	for _, name := range names {
+		out = append(out, d.namespace(st, name, d.snapshot(st, name)))
+	}
+	return writeJSON(w, api.RefreshResponse{Namespaces: out})
+}
+
+// flight is one fetch in progress; concurrent fetches of a hash share it.
+type flight struct {
+	done chan struct{}
+	snap *cache.Snapshot
+	err  error
+}
+
+// fetch lists the server through its pool and saves the snapshot (or, on
+// failure, a snapshot recording the error and no timestamp). Concurrent
+// fetches of one server share one listing.
+func (d *daemon) fetch(ctx context.Context, st *state, name string) (*cache.Snapshot, error) {
+	h := st.hashes[name]
+	d.flightMu.Lock()
+	if f, ok := d.flights[h]; ok {
+		d.flightMu.Unlock()
+		select {
+		case <-f.done:
+			return f.snap, f.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	f := &flight{done: make(chan struct{})}
+	d.flights[h] = f
+	d.flightMu.Unlock()
+
+	// The listing outlives a caller that gives up: others may share it.
+	f.snap, f.err = d.list(context.WithoutCancel(ctx), st, name)
+	d.flightMu.Lock()
+	delete(d.flights, h)
+	d.flightMu.Unlock()
+	close(f.done)
+	return f.snap, f.err
+}
+
+func (d *daemon) list(ctx context.Context, st *state, name string) (*cache.Snapshot, error) {
+	s := st.cfg.Servers[name]
+	h := st.hashes[name]
+	spec, err := d.spec(st, s, d.snapshot(st, name))
+	if err == nil {
+		var l *upstream.Listing
+		start := time.Now()
+		if l, err = d.pools.List(ctx, spec, upstream.Caller{}); err == nil {
+			now := time.Now().UTC()
+			snap := &cache.Snapshot{
+				ServerHash:      h,
+				FetchedAt:       &now,
+				ProtocolVersion: l.ProtocolVersion,
+				ServerInfo:      l.ServerInfo,
+				Instructions:    l.Instructions,
+				Tools:           l.Tools,
+				Prompts:         l.Prompts,
+				Resources:       l.Resources,
+			}
+			if snap.Tools == nil {
+				snap.Tools = []json.RawMessage{}
+			}
+			if err := d.schemas.Save(snap); err != nil {
+				d.log.Printf("save schemas of %s: %v", name, err)
+			}
+			d.log.Printf("fetched %s: %d tools in %s", name, len(snap.Tools), since(start))
+			return snap, nil
+		}
+	}
+	failed := &cache.Snapshot{ServerHash: h, Error: err.Error(), Tools: []json.RawMessage{}}
+	if serr := d.schemas.Save(failed); serr != nil {
+		d.log.Printf("save schemas of %s: %v", name, serr)
+	}
+	return nil, err
+}
+
+// fetchLater refetches name in the background (after a call on a server
+// with no snapshot, or after list_changed) so the next `ls` is warm.
+func (d *daemon) fetchLater(st *state, name string) {
+	d.bgMu.Lock()
+	defer d.bgMu.Unlock()
+	if d.bgClosed {
+		return
+	}
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		ctx, cancel := context.WithTimeout(d.bgCtx, config.DefaultStartTimeout+config.DefaultCallTimeout)
+		defer cancel()
+		if _, err := d.fetch(ctx, st, name); err != nil {
+			d.log.Printf("fetch %s in background: %v", name, err)
+		}
+	}()
+}
+
+// listChanged is upstream's notification that h's lists changed: the
+// snapshot is invalidated at once (discovery shows "unread", never stale
+// tools) and refetched in the background from the live server.
+func (d *daemon) listChanged(h config.ServerHash, kind string) {
+	if err := d.schemas.Invalidate(h); err != nil {
+		d.log.Printf("invalidate schemas %s: %v", h, err)
+	}
+	st := d.state.Load()
+	s, ok := st.byHash(h)
+	if !ok {
+		return
+	}
+	d.log.Printf("%s: %s list changed; refetching", s.Name, kind)
+	d.fetchLater(st, s.Name)
+}

@@ -1,0 +1,153 @@
+package daemon
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/cache"
+	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/upstream"
+)
+
+// state is one loaded config with its identities computed once. It is
+// immutable; a reload replaces it whole.
+type state struct {
+	cfg        *config.Config
+	names      []string
+	hashes     map[string]config.ServerHash
+	schemaHash config.SchemaHash
+}
+
+func newState(cfg *config.Config) *state {
+	st := &state{cfg: cfg, names: cfg.Names(), hashes: map[string]config.ServerHash{}, schemaHash: cfg.SchemaHash()}
+	for name, s := range cfg.Servers {
+		st.hashes[name] = s.Hash()
+	}
+	return st
+}
+
+// server returns the named server or a 404 naming the nearest one.
+func (st *state) server(name string) (*config.Server, error) {
+	if s, ok := st.cfg.Servers[name]; ok {
+		return s, nil
+	}
+	e := apiErr(404, api.CodeUnknownNamespace, "unknown namespace %q", name)
+	e.body.Namespace = name
+	e.body.Suggestion = config.Nearest(name, st.names)
+	return nil, e
+}
+
+// byHash finds the server whose definition has hash h.
+func (st *state) byHash(h config.ServerHash) (*config.Server, bool) {
+	for name, sh := range st.hashes {
+		if sh == h {
+			return st.cfg.Servers[name], true
+		}
+	}
+	return nil, false
+}
+
+// spec builds what upstream needs to start s: variables expanded from the
+// captured environment file (never from the daemon's own environment), the
+// process environment as KEY=VALUE, and the digest of the expanded
+// definition. snap, when usable, supplies the protocol version that worked
+// last time.
+func (d *daemon) spec(st *state, s *config.Server, snap *cache.Snapshot) (upstream.Spec, error) {
+	env, err := d.env.get()
+	if err != nil {
+		return upstream.Spec{}, apiErr(500, api.CodeInternal, "%v", err)
+	}
+	exp, err := s.Expand(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		var unset *config.UnsetVarError
+		if errors.As(err, &unset) {
+			e := apiErr(422, api.CodeUnsetVariable, "%v (export it in the shell that runs mcpx, then retry)", err)
+			e.body.Namespace = s.Name
+			return upstream.Spec{}, e
+		}
+		return upstream.Spec{}, apiErr(422, api.CodeConfig, "%v", err)
+	}
+	list := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		list = append(list, k+"="+env[k])
+	}
+	sp := upstream.Spec{Server: exp, Hash: st.hashes[s.Name], Env: list, EnvDigest: envDigest(exp)}
+	if snap != nil {
+		sp.ProtocolVersion = snap.ProtocolVersion
+	}
+	return sp, nil
+}
+
+// envDigest is the SHA-256 of the expanded definition's canonical JSON,
+// without the mcpx block (options do not change what runs).
+func envDigest(exp *config.Server) string {
+	c := *exp
+	c.Options = config.Options{}
+	b, err := json.Marshal(&c) // struct fields in order, map keys sorted
+	if err != nil {
+		panic(fmt.Sprintf("daemon: encode server %s: %v", exp.Name, err)) // strings and maps only
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// envFile is the captured caller environment (DESIGN §2), re-read when the
+// file changes. Safe for concurrent use.
+type envFile struct {
+	path string
+
+	mu    sync.Mutex
+	stamp fileStamp
+	vals  map[string]string
+}
+
+// fileStamp is what a cheap stat says about a file.
+type fileStamp struct {
+	exists bool
+	mtime  time.Time
+	size   int64
+	ino    uint64
+}
+
+func statStamp(path string) (fileStamp, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fileStamp{}, nil
+	}
+	if err != nil {
+		return fileStamp{}, err
+	}
+	return fileStamp{exists: true, mtime: fi.ModTime(), size: fi.Size(), ino: inode(fi)}, nil
+}
+
+// get returns the current values; callers must not modify the map.
+func (e *envFile) get() (map[string]string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st, err := statStamp(e.path)
+	if err != nil {
+		return nil, fmt.Errorf("read environment file %s: %w", e.path, err)
+	}
+	if e.vals != nil && st == e.stamp {
+		return e.vals, nil
+	}
+	vals, err := config.ReadEnvFile(e.path)
+	if err != nil {
+		return nil, err
+	}
+	if vals == nil {
+		vals = map[string]string{}
+	}
+	e.vals, e.stamp = vals, st
+	return vals, nil
+}

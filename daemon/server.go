@@ -1,0 +1,224 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/version"
+	"github.com/mcpx-dev/mcpx/upstream"
+)
+
+// route is one entry of the API: a path under /v1, its method and its
+// handler. A handler returns an error to answer with api.Error.
+type route struct {
+	path   string
+	method string
+	serve  func(d *daemon, w http.ResponseWriter, r *http.Request) error
+}
+
+// routes is the whole API, sorted by path.
+var routes = []route{
+	{api.PathCall, http.MethodPost, (*daemon).serveCall},
+	{api.PathHealth, http.MethodGet, (*daemon).serveHealth},
+	{api.PathNamespaces, http.MethodGet, (*daemon).serveNamespaces},
+	{api.PathRefresh, http.MethodPost, (*daemon).serveRefresh},
+	{api.PathResolve, http.MethodGet, (*daemon).serveResolve},
+	{api.PathRestart, http.MethodPost, (*daemon).serveRestart},
+	{api.PathSchema, http.MethodGet, (*daemon).serveSchema},
+	{api.PathSearch, http.MethodGet, (*daemon).serveSearch},
+	{api.PathShutdown, http.MethodPost, (*daemon).serveShutdown},
+	{api.PathStatus, http.MethodGet, (*daemon).serveStatus},
+	{api.PathTools, http.MethodGet, (*daemon).serveTools},
+}
+
+// handler checks the peer, finds the route and counts the request as
+// activity for the idle timer.
+func (d *daemon) handler() http.Handler {
+	table := make(map[string]route, len(routes))
+	for _, rt := range routes {
+		table[rt.path] = rt
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d.inflight.Add(1)
+		d.touch()
+		defer func() { d.touch(); d.inflight.Add(-1) }()
+		w.Header().Set(api.HeaderVersion, version.String())
+
+		if err := checkPeer(r.Context(), os.Getuid()); err != nil {
+			d.log.Printf("refused %s %s: %v", r.Method, r.URL.Path, err)
+			d.writeError(w, apiErr(http.StatusForbidden, api.CodeForbidden, "%v", err))
+			return
+		}
+		rt, ok := table[r.URL.Path]
+		if !ok {
+			d.writeError(w, apiErr(http.StatusNotFound, api.CodeNotFound, "no route %s", r.URL.Path))
+			return
+		}
+		if r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
+			w.Header().Set("Allow", rt.method)
+			d.writeError(w, apiErr(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s wants %s, not %s", rt.path, rt.method, r.Method))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		if err := rt.serve(d, w, r); err != nil {
+			d.writeError(w, err)
+		}
+	})
+}
+
+// writeJSON answers 200 with v.
+func writeJSON(w http.ResponseWriter, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(v)
+}
+
+// decodeBody reads a JSON request body into v; an empty body leaves v as
+// is.
+func decodeBody(r *http.Request, v any) error {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return apiErr(http.StatusRequestEntityTooLarge, api.CodeRequestTooLarge, "request body over %d bytes", tooBig.Limit)
+		}
+		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "read request body: %v", err)
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "decode request body: %v", err)
+	}
+	return nil
+}
+
+// httpError is an error with its HTTP status and wire body.
+type httpError struct {
+	status int
+	body   api.Error
+}
+
+func (e *httpError) Error() string { return e.body.Error }
+
+func apiErr(status int, code, format string, args ...any) *httpError {
+	return &httpError{status: status, body: api.Error{Error: fmt.Sprintf(format, args...), Code: code}}
+}
+
+// writeError answers with err as api.Error; errors that are not
+// *httpError are mapped by kind.
+func (d *daemon) writeError(w http.ResponseWriter, err error) {
+	var he *httpError
+	if !errors.As(err, &he) {
+		he = mapError(err)
+	}
+	if he.status >= 500 {
+		d.log.Printf("%s: %s", he.body.Code, he.body.Error)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(he.status)
+	_ = json.NewEncoder(w).Encode(he.body)
+}
+
+// mapError turns errors from the registry and upstream into statuses:
+// start failure 502, cooldown 503, timeout 504, JSON-RPC error 502
+// server_error, anything else 502 transport_error.
+func mapError(err error) *httpError {
+	var (
+		he       *httpError
+		cool     *upstream.CooldownError
+		start    *upstream.StartError
+		timeout  *upstream.TimeoutError
+		rpc      *upstream.RPCError
+		exit     *upstream.ExitError
+		unset    *config.UnsetVarError
+		parseErr *config.ParseError
+	)
+	switch {
+	case errors.As(err, &he):
+		return he
+	case errors.As(err, &cool):
+		e := apiErr(http.StatusServiceUnavailable, api.CodeCooldown, "%v", err)
+		until := cool.Until
+		e.body.RetryAfter = &until
+		e.body.Namespace = cool.Server
+		if cool.Last != nil {
+			e.body.Stderr = cool.Last.Stderr
+		}
+		return e
+	case errors.As(err, &start):
+		e := apiErr(http.StatusBadGateway, api.CodeStartFailed, "%v", err)
+		e.body.Stderr = start.Stderr
+		e.body.Namespace = start.Server
+		return e
+	case errors.As(err, &timeout):
+		e := apiErr(http.StatusGatewayTimeout, api.CodeTimeout, "%v", err)
+		e.body.Namespace, e.body.Tool = timeout.Server, timeout.Tool
+		return e
+	case errors.As(err, &rpc):
+		return apiErr(http.StatusBadGateway, api.CodeServerError, "%s", rpc.Message)
+	case errors.As(err, &exit):
+		e := apiErr(http.StatusBadGateway, api.CodeTransport, "%v", err)
+		e.body.Stderr = exit.Stderr
+		e.body.Namespace = exit.Server
+		return e
+	case errors.As(err, &unset):
+		e := apiErr(http.StatusUnprocessableEntity, api.CodeUnsetVariable, "%v", err)
+		e.body.Namespace = unset.Server
+		return e
+	case errors.As(err, &parseErr):
+		return apiErr(http.StatusUnprocessableEntity, api.CodeConfig, "%v", err)
+	case errors.Is(err, upstream.ErrClosed):
+		return apiErr(http.StatusServiceUnavailable, api.CodeShuttingDown, "%v", err)
+	default:
+		return apiErr(http.StatusBadGateway, api.CodeTransport, "%v", err)
+	}
+}
+
+// peerKey stashes a connection's peer credentials in its context.
+type peerKey struct{}
+
+// peer is who is on the other end of a connection.
+type peer struct {
+	uid int
+	err error
+}
+
+// connContext reads the peer credentials once per connection.
+func connContext(ctx context.Context, c net.Conn) context.Context {
+	uid, err := peerUID(c)
+	return context.WithValue(ctx, peerKey{}, peer{uid: uid, err: err})
+}
+
+// errPeer is a connection refused for its credentials.
+var errPeer = errors.New("peer refused")
+
+// checkPeer admits a request only when its connection's peer is uid self.
+func checkPeer(ctx context.Context, self int) error {
+	p, ok := ctx.Value(peerKey{}).(peer)
+	if !ok {
+		return fmt.Errorf("%w: no peer credentials", errPeer)
+	}
+	return p.check(self)
+}
+
+func (p peer) check(self int) error {
+	if p.err != nil {
+		return fmt.Errorf("%w: read peer credentials: %v", errPeer, p.err)
+	}
+	if p.uid != self {
+		return fmt.Errorf("%w: uid %d is not the daemon's uid %d", errPeer, p.uid, self)
+	}
+	return nil
+}
+
+// since is time.Since, rounded for logs.
+func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisecond) }

@@ -2,38 +2,21 @@ package daemon
 
 import (
 	"errors"
-	"io/fs"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
 // serveResolve answers GET /v1/resolve?dir=ABS for any directory: which
-// daemon key serves it, its configs, socket, manager and state. It reads
-// files only: it never dials a socket and activates nothing. MCPX_*
+// daemon key serves it, its configs, socket, manager and state. The answer
+// is api.ResolveDirWith's (the same document `mcpx resolve` prints): it
+// reads files only, never dials a socket and activates nothing. MCPX_*
 // variables of the daemon's own environment do not influence the answer,
-// and this daemon's own socket override is reported only for its own key.
+// and this daemon's own socket is reported only for its own key.
 func (d *daemon) serveResolve(w http.ResponseWriter, r *http.Request) error {
-	dir := r.URL.Query().Get("dir")
-	if !filepath.IsAbs(dir) {
-		return apiErr(http.StatusBadRequest, api.CodeDirectoryNotAbsolute, "resolve needs an absolute directory, not %q", dir)
-	}
-	real, err := filepath.EvalSymlinks(dir)
-	if err == nil {
-		var fi os.FileInfo
-		if fi, err = os.Stat(real); err == nil && !fi.IsDir() {
-			err = syscall.ENOTDIR
-		}
-	}
-	if err != nil {
-		return apiErr(http.StatusBadRequest, api.CodeDirectoryNotFound, "resolve %s: %v", dir, err)
-	}
-	res, err := d.resolve(real)
+	res, err := d.resolve(r.URL.Query().Get("dir"))
 	if err != nil {
 		return err
 	}
@@ -41,57 +24,31 @@ func (d *daemon) serveResolve(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (d *daemon) resolve(dir string) (*api.Resolve, error) {
-	getenv := withoutMCPX(d.getenv)
-	sources, err := config.Discover(dir, getenv)
-	if err != nil {
-		return nil, configErr(err)
+	res, err := api.ResolveDirWith(dir, d.opts.Paths, withoutMCPX(d.getenv), api.ResolveOptions{
+		Self:    d.opts.Self,
+		Manager: d.opts.Manager,
+	})
+	var (
+		dirErr   *api.DirError
+		parseErr *config.ParseError
+	)
+	switch {
+	case errors.As(err, &dirErr):
+		return nil, apiErr(http.StatusBadRequest, dirErr.Code, "%v", err)
+	case errors.As(err, &parseErr):
+		return nil, apiErr(http.StatusUnprocessableEntity, api.CodeConfig, "%v", err)
+	case err != nil:
+		return nil, apiErr(http.StatusInternalServerError, api.CodeInternal, "%v", err)
 	}
-	key := config.KeyOf(sources)
-	res := &api.Resolve{Dir: dir, DaemonKey: string(key), Configs: sources, Socket: d.opts.Paths.Socket(key)}
-	if res.Configs == nil {
-		res.Configs = []string{}
-	}
-	cfg, err := config.Load(sources, d.opts.Self)
-	if err != nil {
-		return nil, configErr(err)
-	}
-	res.SchemaHash = string(cfg.SchemaHash())
-
-	own := key == d.opts.Key
-	if own {
+	// This daemon serves its own key even before its info file is written,
+	// with the schemaHash of the config it has loaded (the info file's).
+	if res.DaemonKey == string(d.opts.Key) {
+		res.State = api.DaemonRunning
 		res.Socket = d.socket
 		res.Manager = d.opts.Manager
-	}
-	info, err := api.ReadInfo(d.opts.Paths.Info(key))
-	switch {
-	case err == nil:
-		if info.Socket != "" {
-			res.Socket = info.Socket
-		}
-		res.Manager = info.Manager
-		if info.SchemaHash != "" {
-			res.SchemaHash = info.SchemaHash
-		}
-		res.State = "stale"
-		if pidAlive(info.Pid) {
-			res.State = "running"
-		}
-	case own:
-		res.State = "running"
-	case errors.Is(err, fs.ErrNotExist):
-		res.State = "idle"
-		if _, err := os.Stat(d.opts.Paths.KeyRecord(key)); err != nil {
-			res.State = "unknown"
-		}
-	default:
-		res.State = "unknown"
+		res.SchemaHash = string(d.state.Load().schemaHash)
 	}
 	return res, nil
-}
-
-// configErr is 422 config_error naming file:line:col when known.
-func configErr(err error) error {
-	return apiErr(http.StatusUnprocessableEntity, api.CodeConfig, "%v", err)
 }
 
 // withoutMCPX hides MCPX_* overrides: they belong to the process that set
@@ -103,13 +60,4 @@ func withoutMCPX(getenv config.Getenv) config.Getenv {
 		}
 		return getenv(k)
 	}
-}
-
-// pidAlive reports whether a process exists (kill 0; EPERM means it does).
-func pidAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

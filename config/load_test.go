@@ -40,7 +40,7 @@ func TestLoadFormats(t *testing.T) {
 			Server{URL: "https://h", Headers: map[string]string{"A": "b"}, Transport: TransportHTTP}, false},
 		{"opencode disabled", `{"mcp": {"s": {"type": "local", "command": ["x"], "enabled": false}}}`, Server{}, true},
 		{"mcpx disabled", `{"mcpServers": {"s": {"command": "x", "mcpx": {"disabled": true}}}}`, Server{}, true},
-		{"other tools' keys ignored", `{"globalShortcut": "x", "theme": 1, "mcpServers": {"s": {"command": "x"}}}`,
+		{"other tools' keys ignored", `{"globalShortcut": "x", "theme": 1, "mcpx": null, "mcpServers": {"s": {"command": "x"}}}`,
 			Server{Command: "x", Transport: TransportStdio}, false},
 	}
 	for _, tt := range tests {

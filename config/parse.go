@@ -40,6 +40,9 @@ func parseFile(name string, src []byte) (*file, error) {
 				f.entries[sm.name] = e
 			}
 		case "mcpx":
+			if isNull(d, m.val) {
+				continue
+			}
 			l, err := d.parseBlock(m.val, "", true)
 			if err != nil {
 				return nil, err

@@ -55,7 +55,7 @@ var errNotDir = errors.New("not a directory")
 type ResolveOptions struct {
 	// Self is the mcpx binary the built-in config runs ("demo" is
 	// `<self> demo-server`), so it enters the built-in schemaHash. Empty:
-	// os.Executable.
+	// os.Executable resolved through symlinks, as client and daemon do.
 	Self string
 	// Manager is reported for a key with no info file: the manager that
 	// would serve it (the daemon passes its own, the CLI what Detect
@@ -133,6 +133,9 @@ func ResolveDirWith(dir string, paths config.Paths, getenv config.Getenv, opts R
 	self := opts.Self
 	if self == "" {
 		self, _ = os.Executable()
+		if real, err := filepath.EvalSymlinks(self); err == nil {
+			self = real
+		}
 	}
 	cfg, err := config.Load(sources, self)
 	if err != nil {

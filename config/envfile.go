@@ -16,12 +16,24 @@ import (
 var alwaysCaptured = []string{"PATH", "HOME", "LANG"}
 
 // CaptureEnv returns what a daemon needs from the caller's environment:
-// every variable the config references that is set (non-empty) plus PATH,
-// HOME and LANG when set. Nothing else of the caller leaks to servers.
+// every variable the config references that is set plus PATH, HOME and LANG
+// when set. Nothing else of the caller leaks to servers. A Getenv cannot
+// tell an empty variable from an unset one, so empty values are left out
+// (and a ${VAR} without default then counts as unset); CaptureEnvFrom with
+// os.LookupEnv keeps them.
 func CaptureEnv(c *Config, getenv Getenv) map[string]string {
+	return CaptureEnvFrom(c, func(k string) (string, bool) {
+		v := getenv(k)
+		return v, v != ""
+	})
+}
+
+// CaptureEnvFrom is CaptureEnv over a lookup that can report a variable as
+// set and empty.
+func CaptureEnvFrom(c *Config, lookup func(string) (string, bool)) map[string]string {
 	env := map[string]string{}
 	for _, name := range append(c.Vars(), alwaysCaptured...) {
-		if v := getenv(name); v != "" {
+		if v, ok := lookup(name); ok {
 			env[name] = v
 		}
 	}

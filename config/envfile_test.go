@@ -73,4 +73,11 @@ func TestCaptureEnv(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("captured = %v, want %v", got, want)
 	}
+	from := CaptureEnvFrom(c, func(k string) (string, bool) {
+		v, ok := map[string]string{"TOKEN": "", "PATH": "/bin"}[k]
+		return v, ok
+	})
+	if !reflect.DeepEqual(from, map[string]string{"TOKEN": "", "PATH": "/bin"}) {
+		t.Errorf("CaptureEnvFrom = %v", from)
+	}
 }

@@ -1,0 +1,355 @@
+package daemon
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/fixture"
+)
+
+// fixtureConfig has the fixture behind a wrapper that records each start
+// in started, plus namespaces with other policies (each with its own env so
+// each is its own server definition).
+func fixtureConfig(started string) string {
+	return `{
+  // JSONC: comments are fine
+  "mcpServers": {
+    "fx": {"command": "/bin/sh", "args": ["-c", "echo started >> ` + started + `; exec @FIXTURE@"]},
+    "deny": {"command": "@FIXTURE@", "env": {"NS": "deny"}, "mcpx": {"policy": {"destructive": "deny"}}},
+    "strict": {"command": "@FIXTURE@", "env": {"NS": "strict"}, "mcpx": {"policy": {"unannotated": "confirm"}}},
+    "broken": {"command": "@FIXTURE@", "env": {"FIXTURE_FAIL_START": "boom: no database"}},
+    "lenient": {"command": "@FIXTURE@", "env": {"FIXTURE_FAIL_START": "boom: lenient"},
+                "mcpx": {"policy": {"destructive": "allow"}}}
+  }
+}`
+}
+
+func startFixture(t *testing.T) (*world, *testDaemon, string) {
+	w := newWorld(t, "")
+	started := filepath.Join(w.root, "started")
+	w.writeConfig(fixtureConfig(started))
+	return w, w.start(), started
+}
+
+func TestHealth(t *testing.T) {
+	_, d, _ := startFixture(t)
+	var h api.Health
+	d.mustOK(http.MethodGet, api.PathHealth, nil, &h)
+	if !h.OK || h.DaemonKey != string(d.key) || h.Pid != os.Getpid() || h.Version == "" {
+		t.Errorf("health = %+v", h)
+	}
+}
+
+func TestDiscoveryNeverStartsServers(t *testing.T) {
+	_, d, started := startFixture(t)
+	nss := d.namespaces()
+	if len(nss) != 5 {
+		t.Fatalf("namespaces = %v", nss)
+	}
+	for name, ns := range nss {
+		if ns.State != api.StateUnread || ns.Tools != 0 || ns.Live != 0 {
+			t.Errorf("%s before refresh: %+v", name, ns)
+		}
+	}
+	var tr api.ToolsResponse
+	d.mustOK(http.MethodGet, api.PathTools+"?ns=fx", nil, &tr)
+	if tr.Namespace.State != api.StateUnread || len(tr.Tools) != 0 {
+		t.Errorf("tools before refresh: %+v", tr)
+	}
+	var sr api.SearchResponse
+	d.mustOK(http.MethodGet, api.PathSearch+"?q=echo", nil, &sr)
+	if len(sr.Results) != 0 {
+		t.Errorf("search before refresh: %+v", sr)
+	}
+	if _, err := os.Stat(started); !os.IsNotExist(err) {
+		t.Errorf("a discovery command started the server (marker: %v)", err)
+	}
+}
+
+func TestRefreshThenToolsAreLossless(t *testing.T) {
+	_, d, _ := startFixture(t)
+	var rr api.RefreshResponse
+	d.mustOK(http.MethodPost, api.PathRefresh, api.RefreshRequest{Namespace: "fx"}, &rr)
+	if len(rr.Namespaces) != 1 || rr.Namespaces[0].State != api.StateCached || rr.Namespaces[0].Tools == 0 || rr.Namespaces[0].FetchedAt == nil {
+		t.Fatalf("refresh = %+v", rr)
+	}
+
+	var tr api.ToolsResponse
+	d.mustOK(http.MethodGet, api.PathTools+"?ns=fx", nil, &tr)
+	if tr.Namespace.State != api.StateCached || len(tr.Tools) != rr.Namespaces[0].Tools {
+		t.Fatalf("tools: %+v", tr.Namespace)
+	}
+
+	var sr api.ToolsResponse
+	d.mustOK(http.MethodGet, api.PathSchema+"?ns=fx&tool=anyof", nil, &sr)
+	if len(sr.Tools) != 1 || sr.Tools[0].Name != "anyof" {
+		t.Fatalf("schema anyof: %+v", sr.Tools)
+	}
+	var def struct {
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if err := json.Unmarshal(sr.Tools[0].Definition, &def); err != nil {
+		t.Fatal(err)
+	}
+	if !jsonEqual(t, def.InputSchema, []byte(fixture.AnyOfSchema)) {
+		t.Errorf("anyof inputSchema not lossless:\n got %s\nwant %s", def.InputSchema, fixture.AnyOfSchema)
+	}
+	if sr.Tools[0].Annotations == nil || !strings.Contains(sr.Tools[0].Description, "anyOf") {
+		t.Errorf("anyof tool fields: %+v", sr.Tools[0])
+	}
+
+	code, e := d.do(http.MethodGet, api.PathSchema+"?ns=fx&tool=anyoff", nil, nil)
+	if code != http.StatusNotFound || e.Code != api.CodeUnknownTool || e.Suggestion != "anyof" {
+		t.Errorf("unknown tool: %d %+v", code, e)
+	}
+
+	// A failed fetch records its error, no timestamp.
+	var br api.RefreshResponse
+	d.mustOK(http.MethodPost, api.PathRefresh, api.RefreshRequest{Namespace: "broken"}, &br)
+	if ns := br.Namespaces[0]; ns.State != api.StateError || !strings.Contains(ns.Error, "boom") || ns.FetchedAt != nil {
+		t.Errorf("broken after refresh: %+v", ns)
+	}
+}
+
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatal(err)
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
+}
+
+func TestSearchRankingLive(t *testing.T) {
+	_, d, _ := startFixture(t)
+	d.mustOK(http.MethodPost, api.PathRefresh, api.RefreshRequest{Namespace: "fx"}, nil)
+	var sr api.SearchResponse
+	d.mustOK(http.MethodGet, api.PathSearch+"?q="+q("DELETE note"), nil, &sr)
+	if len(sr.Results) == 0 || sr.Results[0].Namespace != "fx" || sr.Results[0].Name != "delete_note" {
+		t.Fatalf("search: %+v", sr.Results)
+	}
+	for i := 1; i < len(sr.Results); i++ {
+		if sr.Results[i].Score > sr.Results[i-1].Score {
+			t.Errorf("results not sorted by score: %+v", sr.Results)
+		}
+	}
+	if code, e := d.do(http.MethodGet, api.PathSearch+"?q=", nil, nil); code != http.StatusBadRequest || e.Code != api.CodeBadRequest {
+		t.Errorf("empty search: %d %+v", code, e)
+	}
+}
+
+func TestSearchScoring(t *testing.T) {
+	tools := []api.Tool{
+		{Namespace: "b", Name: "image", Description: "draws a picture"},
+		{Namespace: "a", Name: "paint", Description: "image tool"},
+		{Namespace: "a", Name: "image_resize", Description: "make smaller"},
+		{Namespace: "c", Name: "other", Description: "nothing"},
+		{Namespace: "a", Name: "picture", Description: "unrelated"},
+	}
+	names := func(hits []api.SearchHit) []string {
+		var out []string
+		for _, h := range hits {
+			out = append(out, h.Namespace+"."+h.Name)
+		}
+		return out
+	}
+	// Name over description; ties by namespace.tool.
+	got := names(search(tools, "Image"))
+	want := []string{"a.image_resize", "b.image", "a.paint"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("search image = %v, want %v", got, want)
+	}
+	// All words above any: b.image matches both words, a.image_resize
+	// only one (in its name) but still above a.picture, which matches in
+	// its name, above a.paint, whose match is in the description.
+	got = names(search(tools, "image picture"))
+	want = []string{"b.image", "a.image_resize", "a.picture", "a.paint"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("search image picture = %v, want %v", got, want)
+	}
+}
+
+func TestCall(t *testing.T) {
+	_, d, started := startFixture(t)
+	code, resp, e := d.call("fx", "echo", `{"text":"hi there"}`, false)
+	if e != nil {
+		t.Fatalf("call echo: %d %+v", code, e)
+	}
+	if got := text(t, resp); got != "hi there" || resp.IsError {
+		t.Errorf("echo = %q (isError %v)", got, resp.IsError)
+	}
+	// The call read the tools first (for the policy): the snapshot is warm.
+	if ns := d.namespaces()["fx"]; ns.State != api.StateCached || ns.Live != 1 {
+		t.Errorf("fx after call: %+v", ns)
+	}
+	if b, _ := os.ReadFile(started); strings.Count(string(b), "started") != 1 {
+		t.Errorf("server started %q times, want once", b)
+	}
+
+	_, resp, e = d.call("fx", "fail", "", false)
+	if e != nil || !resp.IsError {
+		t.Errorf("fail tool: %+v %+v", resp, e)
+	}
+
+	for _, bad := range []string{`[1,2]`, `"text"`, `7`} {
+		code, _, e := d.call("fx", "echo", bad, false)
+		if code != http.StatusBadRequest || e.Code != api.CodeBadRequest {
+			t.Errorf("args %s: %d %+v", bad, code, e)
+		}
+	}
+	if code, e := d.do(http.MethodPost, api.PathCall, `{"namespace":"fx","tool":"echo","arguments":{"text":`, nil); code != http.StatusBadRequest || e.Code != api.CodeBadRequest {
+		t.Errorf("malformed body: %d %+v", code, e)
+	}
+
+	code, _, e = d.call("fz", "echo", `{}`, false)
+	if code != http.StatusNotFound || e.Code != api.CodeUnknownNamespace || e.Suggestion != "fx" {
+		t.Errorf("unknown namespace: %d %+v", code, e)
+	}
+	code, _, e = d.call("fx", "ecko", `{}`, false)
+	if code != http.StatusNotFound || e.Code != api.CodeUnknownTool || e.Suggestion != "echo" {
+		t.Errorf("unknown tool: %d %+v", code, e)
+	}
+
+	var st api.Status
+	d.mustOK(http.MethodGet, api.PathStatus, nil, &st)
+	if st.Calls != 2 || st.Live != 1 || st.Servers != 5 || st.DaemonKey != string(d.key) || len(st.Namespaces) != 5 || st.Manager != "direct" {
+		t.Errorf("status = %+v", st)
+	}
+}
+
+func TestPolicy(t *testing.T) {
+	_, d, _ := startFixture(t)
+	args := `{"name":"n"}`
+	code, _, e := d.call("fx", "delete_note", args, false)
+	if code != http.StatusConflict || e.Code != api.CodeConfirmation || e.Tool != "delete_note" {
+		t.Errorf("unconfirmed destructive: %d %+v", code, e)
+	}
+	if _, _, e := d.call("fx", "delete_note", args, true); e != nil {
+		t.Errorf("confirmed destructive: %+v", e)
+	}
+	for _, confirmed := range []bool{false, true} {
+		code, _, e := d.call("deny", "delete_note", args, confirmed)
+		if code != http.StatusForbidden || e.Code != api.CodePolicyDenied {
+			t.Errorf("deny (confirmed %v): %d %+v", confirmed, code, e)
+		}
+	}
+	// Read-only tools never ask, under any policy.
+	for _, ns := range []string{"fx", "deny", "strict"} {
+		if _, _, e := d.call(ns, "get_note", args, false); e != nil {
+			t.Errorf("%s read-only: %+v", ns, e)
+		}
+	}
+	// Unannotated: allowed by default, confirmed under unannotated=confirm.
+	if _, _, e := d.call("fx", "unannotated", "", false); e != nil {
+		t.Errorf("fx unannotated: %+v", e)
+	}
+	code, _, e = d.call("strict", "unannotated", "", false)
+	if code != http.StatusConflict || e.Code != api.CodeConfirmation {
+		t.Errorf("strict unannotated: %d %+v", code, e)
+	}
+	if _, _, e := d.call("strict", "unannotated", "", true); e != nil {
+		t.Errorf("strict unannotated confirmed: %+v", e)
+	}
+}
+
+func TestAnnotationsUnknownRefuses(t *testing.T) {
+	_, d, _ := startFixture(t)
+	// broken fails to start and has no snapshot: the call is refused even
+	// for a tool that would be harmless, and the error says why.
+	for _, confirmed := range []bool{false, true} {
+		code, _, e := d.call("broken", "echo", `{"text":"x"}`, confirmed)
+		if code != http.StatusConflict || e.Code != api.CodeAnnotationsUnknown {
+			t.Fatalf("broken call: %d %+v", code, e)
+		}
+		if !confirmed && !strings.Contains(e.Stderr, "boom: no database") {
+			t.Errorf("refusal lacks the server's stderr: %+v", e)
+		}
+	}
+}
+
+func TestStartFailureThenCooldown(t *testing.T) {
+	_, d, _ := startFixture(t)
+	// lenient allows everything, so it needs no annotations and the start
+	// failure itself is the answer.
+	code, _, e := d.call("lenient", "echo", `{"text":"x"}`, false)
+	if code != http.StatusBadGateway || e.Code != api.CodeStartFailed || !strings.Contains(e.Stderr, "boom: lenient") {
+		t.Fatalf("first call: %d %+v", code, e)
+	}
+	code, _, e = d.call("lenient", "echo", `{"text":"x"}`, false)
+	if code != http.StatusServiceUnavailable || e.Code != api.CodeCooldown || e.RetryAfter == nil || !strings.Contains(e.Stderr, "boom: lenient") {
+		t.Fatalf("second call: %d %+v", code, e)
+	}
+}
+
+func TestBinaryResultsGoToTheStore(t *testing.T) {
+	_, d, _ := startFixture(t)
+	for _, c := range []struct {
+		tool string
+		want []byte
+		mime string
+	}{
+		{"image", fixture.PNG, "image/png"},
+		{"audio", fixture.WAV, "audio/wav"},
+		{"blob", fixture.Blob, "application/octet-stream"},
+	} {
+		_, resp, e := d.call("fx", c.tool, "", false)
+		if e != nil {
+			t.Fatalf("%s: %+v", c.tool, e)
+		}
+		if len(resp.Blobs) != 1 {
+			t.Fatalf("%s: blobs = %+v", c.tool, resp.Blobs)
+		}
+		b := resp.Blobs[0]
+		got, err := os.ReadFile(b.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(c.want) || b.Size != int64(len(c.want)) || b.MimeType != c.mime || b.Index != 0 || b.Name == "" {
+			t.Errorf("%s: blob %+v, %d bytes", c.tool, b, len(got))
+		}
+		if strings.Contains(string(resp.Result), `"data"`) || strings.Contains(string(resp.Result), `"blob":"`) ||
+			!strings.Contains(string(resp.Result), `"_mcpx":{"blob":0}`) {
+			t.Errorf("%s: result still carries base64 or lacks the marker: %s", c.tool, resp.Result)
+		}
+	}
+}
+
+func TestRequestChecks(t *testing.T) {
+	_, d, _ := startFixture(t)
+	if code, e := d.do(http.MethodGet, api.PathCall, nil, nil); code != http.StatusMethodNotAllowed || e.Code != api.CodeMethodNotAllowed {
+		t.Errorf("GET call: %d %+v", code, e)
+	}
+	if code, e := d.do(http.MethodGet, "/v1/nope", nil, nil); code != http.StatusNotFound || e.Code != api.CodeNotFound {
+		t.Errorf("unknown route: %d %+v", code, e)
+	}
+	huge := `{"namespace":"fx","tool":"echo","arguments":{"text":"` + strings.Repeat("x", maxBody) + `"}}`
+	if code, e := d.do(http.MethodPost, api.PathCall, huge, nil); code != http.StatusRequestEntityTooLarge || e.Code != api.CodeRequestTooLarge {
+		t.Errorf("huge body: %d %+v", code, e)
+	}
+	if code, e := d.do(http.MethodGet, api.PathTools+"?ns=nope", nil, nil); code != http.StatusNotFound || e.Code != api.CodeUnknownNamespace {
+		t.Errorf("tools of unknown ns: %d %+v", code, e)
+	}
+}
+
+func TestPeerCheck(t *testing.T) {
+	self := os.Getuid()
+	if err := (peer{uid: self}).check(self); err != nil {
+		t.Errorf("own uid refused: %v", err)
+	}
+	if err := (peer{uid: self + 1}).check(self); err == nil {
+		t.Error("other uid admitted")
+	}
+	if err := (peer{uid: self, err: errTestPeer}).check(self); err == nil {
+		t.Error("unreadable credentials admitted")
+	}
+}

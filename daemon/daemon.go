@@ -153,12 +153,13 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          d.log,
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-
+	// The listener already queues connections, so the info file can
+	// announce the daemon just before the first Accept.
 	if err := d.writeInfo(); err != nil {
 		d.log.Printf("%v", err)
 	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
 	for _, w := range opts.Config.Warnings {
 		d.log.Printf("config: %s", w)
 	}

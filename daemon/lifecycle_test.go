@@ -1,0 +1,293 @@
+package daemon
+
+import (
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/daemon/api"
+)
+
+func TestRestartedDaemonAnswersFromCache(t *testing.T) {
+	w := newWorld(t, "")
+	started := filepath.Join(w.root, "started")
+	w.writeConfig(fixtureConfig(started))
+	d := w.start()
+	d.mustOK(http.MethodPost, api.PathRefresh, api.RefreshRequest{Namespace: "fx"}, nil)
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(started)
+	if err != nil || len(before) == 0 {
+		t.Fatalf("the first daemon never started fx: %v", err)
+	}
+
+	d2 := w.start()
+	ns := d2.namespaces()["fx"]
+	if ns.State != api.StateCached || ns.Tools == 0 || ns.Live != 0 {
+		t.Errorf("fx from cache: %+v", ns)
+	}
+	var tr api.ToolsResponse
+	d2.mustOK(http.MethodGet, api.PathTools+"?ns=fx", nil, &tr)
+	if len(tr.Tools) != ns.Tools {
+		t.Errorf("tools from cache: %d, want %d", len(tr.Tools), ns.Tools)
+	}
+	var sr api.SearchResponse
+	d2.mustOK(http.MethodGet, api.PathSearch+"?q=echo", nil, &sr)
+	if len(sr.Results) == 0 {
+		t.Error("search from cache found nothing")
+	}
+	var st api.Status
+	d2.mustOK(http.MethodGet, api.PathStatus, nil, &st)
+	if st.Live != 0 {
+		t.Errorf("live = %d after discovery", st.Live)
+	}
+	after, _ := os.ReadFile(started)
+	if string(after) != string(before) {
+		t.Errorf("discovery on the restarted daemon started a server: %q → %q", before, after)
+	}
+}
+
+func TestReloadKeepsUnchangedPools(t *testing.T) {
+	cfgA := `{"mcpServers": {
+  "a": {"command": "@FIXTURE@", "env": {"NS": "a"}},
+  "b": {"command": "@FIXTURE@", "env": {"NS": "b"}}
+}}`
+	w := newWorld(t, cfgA)
+	d := w.start()
+	pid := func(ns string) string {
+		t.Helper()
+		_, resp, e := d.call(ns, "pid", "", false)
+		if e != nil {
+			t.Fatalf("pid %s: %+v", ns, e)
+		}
+		return text(t, resp)
+	}
+	pa, pb := pid("a"), pid("b")
+	oldB := d.namespaces()["b"].ServerHash
+
+	// b's definition changes, a's only in its mcpx block (not part of its
+	// serverHash), and a new server c appears.
+	w.writeConfig(`{"mcpServers": {
+  "a": {"command": "@FIXTURE@", "env": {"NS": "a"}, "mcpx": {"description": "still a"}},
+  "b": {"command": "@FIXTURE@", "env": {"NS": "b2"}},
+  "c": {"command": "@FIXTURE@", "env": {"NS": "c"}}
+}}`)
+	eventually(t, "reload", func() bool {
+		nss := d.namespaces()
+		return len(nss) == 3 && nss["b"].ServerHash != oldB
+	})
+	if got := pid("a"); got != pa {
+		t.Errorf("unchanged server a restarted: pid %s → %s", pa, got)
+	}
+	if got := pid("b"); got == pb {
+		t.Errorf("changed server b kept pid %s", pb)
+	}
+	if d.namespaces()["a"].Description != "still a" {
+		t.Error("a's new options not applied")
+	}
+	info, err := api.ReadInfo(w.paths.Info(d.key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.SchemaHash != string(w.config().SchemaHash()) {
+		t.Errorf("info file schemaHash %s not rewritten to %s", info.SchemaHash, w.config().SchemaHash())
+	}
+
+	// A config that does not parse keeps the old one.
+	w.writeConfig(`{"mcpServers": {`)
+	time.Sleep(100 * time.Millisecond) // several watch intervals; the assertion is that nothing changes
+	if nss := d.namespaces(); len(nss) != 3 {
+		t.Errorf("broken config replaced the old one: %v", nss)
+	}
+	if !strings.Contains(d.logs.String(), "keeping the previous configuration") {
+		t.Error("reload failure not logged")
+	}
+}
+
+func TestReloadOnSignalChannel(t *testing.T) {
+	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@"}}}`)
+	reload := make(chan struct{})
+	d := w.start(func(o *Options) { o.Reload = reload; o.WatchInterval = time.Hour })
+	w.writeConfig(`{"mcpServers": {"a": {"command": "@FIXTURE@"}, "b": {"command": "@FIXTURE@", "args": ["x"]}}}`)
+	reload <- struct{}{}
+	eventually(t, "reload on signal", func() bool { return len(d.namespaces()) == 2 })
+}
+
+func TestIdleExit(t *testing.T) {
+	w := newWorld(t, `{"mcpx": {"idleExit": "300ms"}, "mcpServers": {"a": {"command": "@FIXTURE@", "mcpx": {"idleTimeout": "200ms"}}}}`)
+	d := w.start()
+	d.mustOK(http.MethodGet, api.PathHealth, nil, nil)
+	if _, _, e := d.call("a", "echo", `{"text":"x"}`, false); e != nil {
+		t.Fatal(e)
+	}
+	select {
+	case err := <-d.done:
+		if err != nil {
+			t.Fatalf("idle exit returned %v", err)
+		}
+		d.done <- err
+	case <-time.After(20 * time.Second):
+		t.Fatal("daemon did not exit when idle")
+	}
+	if !strings.Contains(d.logs.String(), "idle for") {
+		t.Errorf("log does not say why it stopped:\n%s", d.logs.String())
+	}
+	if _, err := os.Stat(w.paths.Info(d.key)); !os.IsNotExist(err) {
+		t.Errorf("info file left after exit: %v", err)
+	}
+}
+
+func TestInfoFile(t *testing.T) {
+	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@"}}}`)
+	d := w.start()
+	d.mustOK(http.MethodGet, api.PathHealth, nil, nil)
+	path := w.paths.Info(d.key)
+	info, err := api.ReadInfo(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := api.InfoFile{DaemonKey: string(d.key), SchemaHash: string(w.config().SchemaHash()), Socket: d.sock,
+		Pid: os.Getpid(), Manager: "direct", Configs: []string{w.cfgPath}}
+	if info.DaemonKey != want.DaemonKey || info.SchemaHash != want.SchemaHash || info.Socket != want.Socket ||
+		info.Pid != want.Pid || info.Manager != want.Manager || len(info.Configs) != 1 || info.Configs[0] != want.Configs[0] ||
+		info.StartedAt.IsZero() || info.Version == "" {
+		t.Errorf("info = %+v, want %+v", info, want)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("info file mode: %v %v", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(d.sock); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("socket mode: %v %v", fi.Mode(), err)
+	}
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("info file after exit: %v", err)
+	}
+}
+
+func TestShutdownRoute(t *testing.T) {
+	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@"}}}`)
+	d := w.start()
+	d.mustOK(http.MethodPost, api.PathShutdown, nil, nil)
+	select {
+	case err := <-d.done:
+		d.done <- err
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("shutdown did not stop the daemon")
+	}
+	if _, err := net.Dial("unix", d.sock); err == nil {
+		t.Error("socket still answers after shutdown")
+	}
+}
+
+func TestResolve(t *testing.T) {
+	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@"}}}`)
+	// The daemon's own overrides must not leak into answers about other
+	// directories.
+	w.env["MCPX_SOCKET"] = filepath.Join(w.root, "override.sock")
+	w.env["MCPX_CONFIG"] = w.cfgPath
+	d := w.start()
+
+	other := filepath.Join(w.root, "other", "deep")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	otherCfg := filepath.Join(w.root, "other", ".mcp.json")
+	if err := os.WriteFile(otherCfg, []byte(`{"mcpServers": {"o": {"command": "x"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var res api.Resolve
+	d.mustOK(http.MethodGet, api.PathResolve+"?dir="+q(other), nil, &res)
+	key := config.KeyOf([]string{otherCfg})
+	if res.Dir != other || res.DaemonKey != string(key) || len(res.Configs) != 1 || res.Configs[0] != otherCfg ||
+		res.Socket != w.paths.Socket(key) || res.State != api.DaemonStopped || res.SchemaHash == "" {
+		t.Errorf("resolve other = %+v (key %s)", res, key)
+	}
+
+	d.mustOK(http.MethodGet, api.PathResolve+"?dir="+q(w.project), nil, &res)
+	if res.DaemonKey != string(d.key) || res.Socket != d.sock || res.State != api.DaemonRunning || res.Manager != "direct" {
+		t.Errorf("resolve own = %+v", res)
+	}
+
+	for _, c := range []struct {
+		dir, code string
+		status    int
+	}{
+		{"relative/dir", api.CodeDirectoryNotAbsolute, http.StatusBadRequest},
+		{filepath.Join(w.root, "missing"), api.CodeDirectoryNotFound, http.StatusBadRequest},
+		{otherCfg, api.CodeDirectoryNotFound, http.StatusBadRequest},
+	} {
+		if code, e := d.do(http.MethodGet, api.PathResolve+"?dir="+q(c.dir), nil, nil); code != c.status || e.Code != c.code {
+			t.Errorf("resolve %s: %d %+v", c.dir, code, e)
+		}
+	}
+
+	if err := os.WriteFile(otherCfg, []byte("{\n  \"mcpServers\": {,\n}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, e := d.do(http.MethodGet, api.PathResolve+"?dir="+q(other), nil, nil)
+	if code != http.StatusUnprocessableEntity || e.Code != api.CodeConfig || !strings.Contains(e.Error, otherCfg+":2:") {
+		t.Errorf("resolve broken config: %d %+v", code, e)
+	}
+}
+
+func TestSdNotify(t *testing.T) {
+	dir := t.TempDir()
+	addr := &net.UnixAddr{Name: filepath.Join(dir, "notify"), Net: "unixgram"}
+	conn, err := net.ListenUnixgram("unixgram", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	t.Setenv("NOTIFY_SOCKET", addr.Name)
+
+	msgs := make(chan string, 100)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				close(msgs)
+				return
+			}
+			msgs <- string(buf[:n])
+		}
+	}()
+	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@"}}}`)
+	d := w.start()
+	next := func(want string) string {
+		t.Helper()
+		timeout := time.After(20 * time.Second)
+		for {
+			select {
+			case m := <-msgs:
+				if strings.Contains(m, want) {
+					return m
+				}
+			case <-timeout:
+				t.Fatalf("no sd_notify message with %q", want)
+			}
+		}
+	}
+	ready := next("READY=1")
+	if !strings.Contains(ready, "STATUS=1 servers, 0 live, 0 calls") {
+		t.Errorf("ready message = %q", ready)
+	}
+	if _, _, e := d.call("a", "echo", `{"text":"x"}`, false); e != nil {
+		t.Fatal(e)
+	}
+	next("STATUS=1 servers, 1 live, 1 calls")
+	d.stop()
+	next("STOPPING=1")
+}

@@ -71,6 +71,10 @@ type Options struct {
 	// Getenv reads the caller's environment (default os.Getenv). The
 	// ${VAR}s of the config are captured from it.
 	Getenv config.Getenv
+	// LookupEnv reads the caller's environment telling set-but-empty from
+	// unset (default os.LookupEnv when Getenv is nil, else derived from
+	// Getenv with empty meaning unset).
+	LookupEnv func(string) (string, bool)
 	// Self is the absolute path of the mcpx binary (default os.Executable).
 	Self string
 	// Manager activates the daemon when the socket does not answer. Nil
@@ -86,15 +90,16 @@ type Options struct {
 // Client talks to the daemon serving one directory. It is safe for
 // concurrent use.
 type Client struct {
-	dir     string
-	getenv  config.Getenv
-	cfg     *config.Config
-	key     config.DaemonKey
-	paths   config.Paths
-	socket  string
-	manager service.Manager
-	wait    time.Duration
-	http    *http.Client
+	dir       string
+	getenv    config.Getenv
+	lookupEnv func(string) (string, bool)
+	cfg       *config.Config
+	key       config.DaemonKey
+	paths     config.Paths
+	socket    string
+	manager   service.Manager
+	wait      time.Duration
+	http      *http.Client
 
 	prepareOnce sync.Once
 	prepareErr  error
@@ -106,9 +111,18 @@ type Client struct {
 // daemon. It reads files only; nothing is written and nothing connects until
 // the first request.
 func New(opts Options) (*Client, error) {
-	getenv := opts.Getenv
+	getenv, lookupEnv := opts.Getenv, opts.LookupEnv
 	if getenv == nil {
 		getenv = os.Getenv
+		if lookupEnv == nil {
+			lookupEnv = os.LookupEnv
+		}
+	}
+	if lookupEnv == nil {
+		lookupEnv = func(k string) (string, bool) {
+			v := getenv(k)
+			return v, v != ""
+		}
 	}
 	dir := opts.Dir
 	if dir == "" {
@@ -162,7 +176,7 @@ func New(opts Options) (*Client, error) {
 	if wait <= 0 {
 		wait = 10 * time.Second
 	}
-	c := &Client{dir: dir, getenv: getenv, cfg: cfg, key: key, paths: paths, socket: socket,
+	c := &Client{dir: dir, getenv: getenv, lookupEnv: lookupEnv, cfg: cfg, key: key, paths: paths, socket: socket,
 		manager: opts.Manager, wait: wait}
 	c.http = &http.Client{Transport: &http.Transport{
 		DialContext: c.dial,

@@ -20,7 +20,7 @@ func (c *Client) prepare() error {
 }
 
 func (c *Client) writeRecords() error {
-	if err := CheckVars(c.cfg, c.getenv); err != nil {
+	if err := CheckVars(c.cfg, c.lookupEnv); err != nil {
 		return err
 	}
 	if err := c.paths.EnsureRuntime(); err != nil {
@@ -29,20 +29,19 @@ func (c *Client) writeRecords() error {
 	if err := c.writeKeyRecord(); err != nil {
 		return err
 	}
-	if _, err := config.WriteEnvFile(c.paths.EnvFile(c.key), config.CaptureEnv(c.cfg, c.getenv)); err != nil {
+	if _, err := config.WriteEnvFile(c.paths.EnvFile(c.key), config.CaptureEnvFrom(c.cfg, c.lookupEnv)); err != nil {
 		return fmt.Errorf("prepare daemon %s: %w", c.key, err)
 	}
 	return nil
 }
 
-// CheckVars reports the first ${VAR} of cfg (servers in name order) that
-// getenv does not define, as a *ConfigError wrapping *config.UnsetVarError.
-func CheckVars(cfg *config.Config, getenv config.Getenv) error {
+// CheckVars reports the first ${VAR} (without a default) of cfg, servers in
+// name order, that lookup does not define, as a *ConfigError wrapping
+// *config.UnsetVarError.
+func CheckVars(cfg *config.Config, lookup func(string) (string, bool)) error {
 	for _, name := range cfg.Names() {
-		for _, v := range cfg.Servers[name].Vars() {
-			if getenv(v) == "" {
-				return &ConfigError{&config.UnsetVarError{Server: name, Var: v}}
-			}
+		if _, err := cfg.Servers[name].Expand(lookup); err != nil {
+			return &ConfigError{err}
 		}
 	}
 	return nil

@@ -1,0 +1,329 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	ucli "github.com/urfave/cli/v3"
+
+	"github.com/mcpx-dev/mcpx/client"
+	"github.com/mcpx-dev/mcpx/daemon/api"
+)
+
+func init() { register(callCommand) }
+
+// call calls a tool. Text content goes to stdout; binary content was moved
+// to the cache by the daemon and is printed as its path (or copied out with
+// --save). A result with isError prints its text on stderr and exits 1.
+//
+// --json: api.CallResponse. --raw: the CallToolResult exactly as the daemon
+// returned it.
+func callCommand(a *App) *ucli.Command {
+	return &ucli.Command{
+		Name:      "call",
+		Usage:     "call a tool",
+		ArgsUsage: "NS.TOOL [JSON | key=value | key:=JSON ...]",
+		Description: "Arguments are one JSON object (\"-\" reads it from stdin) or key=value pairs typed by the\n" +
+			"tool's input schema (numbers, booleans, arrays and objects are read as JSON; strings stay\n" +
+			"strings); key:=JSON passes the value as raw JSON.",
+		Flags: []ucli.Flag{
+			&ucli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "confirm a destructive call without asking"},
+			&ucli.BoolFlag{Name: "raw", Usage: "print the full result JSON"},
+			&ucli.StringFlag{Name: "session", Usage: "session `ID` for servers with scope session (default $MCPX_SESSION_ID)"},
+			&ucli.StringFlag{Name: "save", Usage: "copy binary results into `DIR`"},
+		},
+		Action: func(ctx context.Context, cmd *ucli.Command) error {
+			if cmd.NArg() == 0 {
+				return usagef("call needs NS.TOOL")
+			}
+			target := cmd.Args().First()
+			ns, tool := splitTarget(target)
+			if ns == "" || tool == "" {
+				return usagef("call: %q is not NS.TOOL", target)
+			}
+			parsed, err := parseArgs(cmd.Args().Tail(), a.Stdin)
+			if err != nil {
+				return err
+			}
+			c, err := a.client(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			var input map[string]any
+			if parsed.needsSchema() {
+				if input, err = inputSchema(ctx, c, ns, tool); err != nil {
+					return err
+				}
+			}
+			args, err := parsed.build(input)
+			if err != nil {
+				return err
+			}
+			session := cmd.String("session")
+			if session == "" {
+				session = a.Getenv("MCPX_SESSION_ID")
+			}
+			req := api.CallRequest{Namespace: ns, Tool: tool, Arguments: args, Session: session, Confirmed: cmd.Bool("yes")}
+			resp, err := a.callConfirmed(ctx, c, req)
+			if err != nil {
+				return err
+			}
+			return a.renderCall(cmd, tool, resp)
+		},
+	}
+}
+
+// inputSchema fetches the tool's input schema from the daemon's cache (an
+// unknown namespace or tool fails here, with the daemon's suggestion).
+func inputSchema(ctx context.Context, c *client.Client, ns, tool string) (map[string]any, error) {
+	r, err := c.Schema(ctx, ns, tool)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range r.Tools {
+		if t.Name != tool {
+			continue
+		}
+		var def struct {
+			InputSchema map[string]any `json:"inputSchema"`
+		}
+		if err := json.Unmarshal(t.Definition, &def); err != nil {
+			return nil, fmt.Errorf("read the schema of %s.%s: %w", ns, tool, err)
+		}
+		return def.InputSchema, nil
+	}
+	return nil, nil // no schema known: values stay strings
+}
+
+// callConfirmed calls, asking for confirmation on a terminal when the daemon
+// requires it, and turns policy refusals into exit 4 with one sentence.
+func (a *App) callConfirmed(ctx context.Context, c *client.Client, req api.CallRequest) (*api.CallResponse, error) {
+	name := req.Namespace + "." + req.Tool
+	for {
+		resp, err := c.Call(ctx, req)
+		var ae *client.APIError
+		if !errors.As(err, &ae) {
+			return resp, err
+		}
+		switch ae.Code() {
+		case api.CodeConfirmation:
+			if req.Confirmed {
+				return nil, &exitError{ExitPolicy, fmt.Sprintf("the daemon refused %s even though it was confirmed: %s", name, ae.Error())}
+			}
+			if !a.Terminal {
+				return nil, &exitError{ExitPolicy, fmt.Sprintf("%s is destructive and needs confirmation; pass --yes to call it.", name)}
+			}
+			if !a.confirm(fmt.Sprintf("Call %s (destructive)? [y/N] ", name)) {
+				return nil, &exitError{ExitPolicy, fmt.Sprintf("%s not called.", name)}
+			}
+			req.Confirmed = true
+		case api.CodePolicyDenied:
+			return nil, &exitError{ExitPolicy, fmt.Sprintf("%s. The config's policy denies %s (policy.destructive: deny); change the policy to call it.",
+				strings.TrimSuffix(ae.Error(), "."), name)}
+		case api.CodeAnnotationsUnknown:
+			return nil, &exitError{ExitPolicy, fmt.Sprintf("%s. mcpx cannot tell whether %s is destructive because its schema could not be read, so the policy refuses it; fix the server (see `mcpx ls %s`) and retry.",
+				strings.TrimSuffix(ae.Error(), "."), name, req.Namespace)}
+		default:
+			return nil, err
+		}
+	}
+}
+
+// confirm asks on stderr and reads one line from stdin.
+func (a *App) confirm(question string) bool {
+	fmt.Fprint(a.Stderr, question)
+	line, _ := bufio.NewReader(a.Stdin).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true
+	}
+	return false
+}
+
+// contentItem is the part of an MCP content item the text rendering reads.
+type contentItem struct {
+	Type     string       `json:"type"`
+	Text     string       `json:"text"`
+	URI      string       `json:"uri"`
+	Name     string       `json:"name"`
+	Resource *contentItem `json:"resource"`
+}
+
+func (a *App) renderCall(cmd *ucli.Command, tool string, resp *api.CallResponse) error {
+	if dir := cmd.String("save"); dir != "" {
+		if err := saveBlobs(dir, tool, resp.Blobs); err != nil {
+			return err
+		}
+	}
+	code := ExitOK
+	if resp.IsError {
+		code = ExitToolError
+	}
+	switch {
+	case jsonOut(cmd):
+		if err := writeJSON(a.Stdout, resp); err != nil {
+			return err
+		}
+	case cmd.Bool("raw"):
+		if err := writeJSON(a.Stdout, resp.Result); err != nil {
+			return err
+		}
+	default:
+		out := a.Stdout
+		if resp.IsError {
+			out = a.Stderr
+		}
+		text, err := resultText(resp)
+		if err != nil {
+			return err
+		}
+		if text != "" {
+			fmt.Fprintln(out, text)
+		}
+	}
+	if code != ExitOK {
+		return silent(code)
+	}
+	return nil
+}
+
+// resultText renders a call result for people: text items joined with
+// newlines, one line per blob (path, MIME type, size), resource links as
+// their URI, and the structured content when there is nothing else.
+func resultText(resp *api.CallResponse) (string, error) {
+	var result struct {
+		Content           []contentItem   `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	if len(resp.Result) > 0 {
+		if err := json.Unmarshal(resp.Result, &result); err != nil {
+			return "", fmt.Errorf("read the call result: %w", err)
+		}
+	}
+	blobs := map[int]api.Blob{}
+	for _, b := range resp.Blobs {
+		blobs[b.Index] = b
+	}
+	var parts []string
+	for i, item := range result.Content {
+		if b, ok := blobs[i]; ok {
+			parts = append(parts, blobLine(b))
+			continue
+		}
+		switch {
+		case item.Type == "text":
+			parts = append(parts, item.Text)
+		case item.Type == "resource" && item.Resource != nil && item.Resource.Text != "":
+			parts = append(parts, item.Resource.Text)
+		case item.Type == "resource_link" || (item.Type == "resource" && item.Resource != nil):
+			uri := item.URI
+			if item.Resource != nil {
+				uri = item.Resource.URI
+			}
+			parts = append(parts, uri)
+		}
+	}
+	if len(parts) == 0 && len(result.StructuredContent) > 0 && string(result.StructuredContent) != "null" {
+		b, err := json.MarshalIndent(result.StructuredContent, "", "  ")
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, string(b))
+	}
+	return strings.Join(parts, "\n"), nil
+}
+
+func blobLine(b api.Blob) string {
+	mt := b.MimeType
+	if mt == "" {
+		mt = "application/octet-stream"
+	}
+	return fmt.Sprintf("%s (%s, %s bytes)", b.Path, mt, strconv.FormatInt(b.Size, 10))
+}
+
+// saveBlobs copies each blob into dir under its suggested name, or
+// <tool>-<index><ext> from its MIME type, never overwriting a file. The
+// blobs' paths are updated to the copies.
+func saveBlobs(dir, tool string, blobs []api.Blob) error {
+	if len(blobs) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("save results: %w", err)
+	}
+	for i := range blobs {
+		b := &blobs[i]
+		name := filepath.Base(b.Name)
+		if name == "." || name == "/" || name == ".." || name == "" {
+			name = fmt.Sprintf("%s-%d%s", tool, b.Index, extension(b.MimeType))
+		}
+		dst, err := copyNew(b.Path, dir, name)
+		if err != nil {
+			return fmt.Errorf("save result %d of %s: %w", b.Index, tool, err)
+		}
+		b.Path = dst
+	}
+	return nil
+}
+
+// extension picks a file extension for a MIME type.
+func extension(mt string) string {
+	common := map[string]string{
+		"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp",
+		"image/svg+xml": ".svg", "audio/wav": ".wav", "audio/x-wav": ".wav", "audio/mpeg": ".mp3",
+		"audio/ogg": ".ogg", "application/pdf": ".pdf", "application/json": ".json", "text/plain": ".txt",
+		"application/zip": ".zip",
+	}
+	base, _, _ := strings.Cut(mt, ";")
+	base = strings.TrimSpace(strings.ToLower(base))
+	if ext, ok := common[base]; ok {
+		return ext
+	}
+	if exts, err := mime.ExtensionsByType(base); err == nil && len(exts) > 0 {
+		return exts[0]
+	}
+	return ".bin"
+}
+
+// copyNew copies src to dir/name, adding -1, -2... before the extension when
+// the name is taken. It returns the path written.
+func copyNew(src, dir, name string) (string, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	ext := filepath.Ext(name)
+	stem := strings.TrimSuffix(name, ext)
+	for n := 0; ; n++ {
+		dst := filepath.Join(dir, name)
+		if n > 0 {
+			dst = filepath.Join(dir, fmt.Sprintf("%s-%d%s", stem, n, ext))
+		}
+		out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		_, err = io.Copy(out, in)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(dst)
+			return "", err
+		}
+		return dst, nil
+	}
+}

@@ -1,0 +1,170 @@
+// Package cli is mcpx's command line: every command (urfave/cli v3), their
+// text and --json rendering, prompts, and the mapping of failures to exit
+// codes (DESIGN §8). It talks to the daemon only through package client and
+// never imports the daemon side; cmd/mcpx hands in the daemon and the demo
+// server as Hooks.
+//
+// Layout: one file per command, each registering one *cli.Command factory
+// with register; shared helpers live in app.go (the per-run environment and
+// client construction), errors.go (exit codes and messages) and output.go
+// (rendering).
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+	ucli "github.com/urfave/cli/v3"
+
+	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/internal/version"
+	"github.com/mcpx-dev/mcpx/service"
+)
+
+// Hooks are the parts of mcpx the CLI runs but must not import.
+type Hooks struct {
+	// Daemon runs the service process for key (`mcpx daemon --key K`).
+	Daemon func(ctx context.Context, key config.DaemonKey) error
+	// DaemonExitCode maps Daemon's error to the process exit status.
+	DaemonExitCode func(error) int
+	// DemoServer serves the built-in demo MCP server on stdin/stdout.
+	DemoServer func(ctx context.Context) error
+}
+
+// Exit codes (DESIGN §8).
+const (
+	ExitOK          = 0
+	ExitToolError   = 1 // the tool returned isError (or an unclassified failure)
+	ExitUsage       = 2 // usage or configuration error
+	ExitUnavailable = 3 // daemon or transport failure
+	ExitPolicy      = 4 // refused by policy
+	ExitInterrupted = 130
+)
+
+// Main runs the command line args (args[0] is the program name) and returns
+// the process exit code. It reads os.Stdin and writes os.Stdout/os.Stderr.
+func Main(ctx context.Context, args []string, hooks Hooks) int {
+	a := &App{
+		Stdin:     os.Stdin,
+		Stdout:    os.Stdout,
+		Stderr:    os.Stderr,
+		Getenv:    os.Getenv,
+		LookupEnv: os.LookupEnv,
+		Terminal:  isatty.IsTerminal(os.Stdin.Fd()) && isatty.IsTerminal(os.Stderr.Fd()),
+		Hooks:     hooks,
+	}
+	return a.Run(ctx, args)
+}
+
+// factories build the commands; each command file registers one.
+var factories []func(*App) *ucli.Command
+
+// register adds a command to every App. Called from init in the command's
+// file.
+func register(f func(*App) *ucli.Command) { factories = append(factories, f) }
+
+// Run parses args and runs the command, reporting any failure on a.Stderr.
+func (a *App) Run(ctx context.Context, args []string) int {
+	root := a.root()
+	err := root.Run(ctx, args)
+	if err == nil {
+		return ExitOK
+	}
+	code, msg := a.describe(err)
+	if msg != "" {
+		fmt.Fprintln(a.Stderr, msg)
+	}
+	return code
+}
+
+func (a *App) root() *ucli.Command {
+	var cmds []*ucli.Command
+	for _, f := range factories {
+		cmds = append(cmds, f(a))
+	}
+	slices.SortFunc(cmds, func(x, y *ucli.Command) int { return strings.Compare(x.Name, y.Name) })
+	root := &ucli.Command{
+		Name:    "mcpx",
+		Usage:   "every configured MCP server behind one command",
+		Version: version.String(),
+		Flags: []ucli.Flag{
+			&ucli.BoolFlag{Name: "json", Usage: "print a stable JSON document instead of text"},
+			&ucli.StringFlag{Name: "config", Usage: "use exactly this config `FILE` (like MCPX_CONFIG)"},
+			&ucli.StringFlag{Name: "directory", Aliases: []string{"C"}, Usage: "act as if started in `DIR`"},
+		},
+		Commands:  cmds,
+		Reader:    a.Stdin,
+		Writer:    a.Stdout,
+		ErrWriter: a.Stderr,
+		// Errors are reported once, by Run; nothing exits from inside.
+		ExitErrHandler:  func(context.Context, *ucli.Command, error) {},
+		HideHelpCommand: true,
+		Suggest:         true,
+		Action: func(ctx context.Context, cmd *ucli.Command) error {
+			if cmd.NArg() > 0 {
+				return usagef("unknown command %q", cmd.Args().First())
+			}
+			return ucli.ShowRootCommandHelp(cmd)
+		},
+	}
+	onUsage := func(_ context.Context, _ *ucli.Command, err error, _ bool) error {
+		return &usageError{err}
+	}
+	var walk func(*ucli.Command)
+	walk = func(c *ucli.Command) {
+		c.OnUsageError = onUsage
+		for _, sub := range c.Commands {
+			walk(sub)
+		}
+	}
+	walk(root)
+	return root
+}
+
+// App is one run of the command line: its streams, environment and hooks.
+type App struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv config.Getenv
+	// LookupEnv tells set-but-empty variables from unset ones (optional).
+	LookupEnv func(string) (string, bool)
+	// Detect picks the service manager (default service.Detect).
+	Detect func(ctx context.Context, getenv config.Getenv, paths config.Paths, self string) (service.Manager, string, error)
+	// Terminal is true when stdin and stderr are terminals, so the user
+	// can be asked to confirm a destructive call.
+	Terminal bool
+	Hooks    Hooks
+}
+
+// usageError is a command line that cannot be run as written (exit 2).
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// exitError ends the run with code; msg (may be empty) is printed as is.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string {
+	if e.msg == "" {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.msg
+}
+
+// silent ends the run with code without printing anything more (the command
+// already said what happened).
+func silent(code int) error { return &exitError{code: code} }

@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v3"
+
+	"github.com/mcpx-dev/mcpx/client"
+	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/service"
+)
+
+// Helpers of the commands that look at daemons from the outside (status,
+// daemons, resolve, stop --all, logs, install, doctor): they read files and
+// ask the service manager, and never activate a daemon.
+
+// local is what those commands need: this binary, the mcpx directories and
+// the service manager.
+type local struct {
+	self  string
+	paths config.Paths
+}
+
+func (a *App) local() (*local, error) {
+	self, err := client.Executable()
+	if err != nil {
+		return nil, err
+	}
+	paths, err := config.DefaultPaths(a.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("find mcpx directories: %w", err)
+	}
+	return &local{self: self, paths: paths}, nil
+}
+
+// detect detects the service manager (MCPX_SERVICE), printing Detect's
+// note once on stderr. Detection asks the user bus a question; it never
+// starts or activates anything.
+func (a *App) detect(ctx context.Context, l *local) (service.Manager, error) {
+	m, note, err := service.Detect(ctx, a.Getenv, l.paths, l.self)
+	if err != nil {
+		return nil, fmt.Errorf("choose service manager: %w", err)
+	}
+	if note != "" {
+		fmt.Fprintf(a.Stderr, "mcpx: %s\n", sentence(note))
+	}
+	return m, nil
+}
+
+// workDir is the directory the global -C flag selects (absolute), else the
+// working directory.
+func workDir(cmd *ucli.Command) (string, error) {
+	dir := cmd.String("directory")
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("find working directory: %w", err)
+		}
+		return wd, nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", usagef("-C %s: %v", dir, err)
+	}
+	return abs, nil
+}
+
+// target is the daemon this invocation would talk to: the config sources of
+// the working directory (honouring --config and MCPX_CONFIG), their key, and
+// the socket it would dial (MCPX_SOCKET, else the running daemon's, else the
+// key's default). Nothing is parsed beyond discovery: a config that does not
+// parse still has a key.
+type target struct {
+	dir     string
+	configs []string
+	key     config.DaemonKey
+	socket  string
+}
+
+func (a *App) target(cmd *ucli.Command, l *local) (*target, error) {
+	dir, err := workDir(cmd)
+	if err != nil {
+		return nil, err
+	}
+	getenv := a.Getenv
+	if file := cmd.String("config"); file != "" {
+		if file, err = filepath.Abs(file); err != nil {
+			return nil, usagef("--config %s: %v", cmd.String("config"), err)
+		}
+		getenv = override(a.Getenv, "MCPX_CONFIG", file)
+	}
+	sources, err := config.Discover(dir, getenv)
+	if err != nil {
+		return nil, &client.ConfigError{Err: err}
+	}
+	t := &target{dir: dir, configs: nonNilStrings(sources), key: config.KeyOf(sources)}
+	t.socket = l.paths.Socket(t.key)
+	if info, err := api.ReadInfo(l.paths.Info(t.key)); err == nil && info.Socket != "" && api.Alive(info.Pid) {
+		t.socket = info.Socket
+	}
+	if s := a.Getenv("MCPX_SOCKET"); s != "" {
+		t.socket = s
+	}
+	return t, nil
+}
+
+// override returns getenv with name set to value.
+func override(getenv config.Getenv, name, value string) config.Getenv {
+	return func(k string) string {
+		if k == name {
+			return value
+		}
+		return getenv(k)
+	}
+}
+
+// withoutOverrides hides MCPX_CONFIG and MCPX_SOCKET: answers about a
+// directory never depend on this process's overrides.
+func withoutOverrides(getenv config.Getenv) config.Getenv {
+	return func(k string) string {
+		if k == "MCPX_CONFIG" || k == "MCPX_SOCKET" {
+			return ""
+		}
+		return getenv(k)
+	}
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// liveStatus asks an already running daemon for GET /v1/status on socket.
+// It is a single plain request: no activation, no retry, no key record or
+// environment written. Callers use it only when the service manager says
+// the daemon runs, so the connection cannot start one.
+func liveStatus(ctx context.Context, socket string) (*api.Status, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	hc := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", socket)
+		},
+		DisableKeepAlives: true,
+	}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://mcpx"+api.PathStatus, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s on %s: %w", api.PathStatus, socket, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s on %s: daemon answered %s", api.PathStatus, socket, resp.Status)
+	}
+	var st api.Status
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return nil, fmt.Errorf("GET %s on %s: decode: %w", api.PathStatus, socket, err)
+	}
+	return &st, nil
+}
+
+// ago is a duration for people, to the second ("3h2m5s").
+func ago(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	return d.Truncate(time.Second).String()
+}
+
+// orDash is s, or "-" for an empty table cell.
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// writeJSON prints v as indented JSON: the documented --json output.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// table prints rows under a header, columns aligned with two spaces.
+func table(w io.Writer, header []string, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if header != nil {
+		fmt.Fprintln(tw, strings.Join(header, "\t"))
+	}
+	for _, r := range rows {
+		for i := range r {
+			r[i] = oneLine(r[i])
+		}
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+// firstLine is the first non-empty line of s, trimmed.
+func firstLine(s string) string {
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			return line
+		}
+	}
+	return ""
+}
+
+// oneLine keeps tabs and newlines from breaking a table row.
+func oneLine(s string) string {
+	return strings.NewReplacer("\t", " ", "\n", " ", "\r", "").Replace(s)
+}

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	ucli "github.com/urfave/cli/v3"
+
+	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/service"
+)
+
+func init() { register(stopCommand) }
+
+// stopResult is one daemon `stop` acted on.
+type stopResult struct {
+	DaemonKey  config.DaemonKey `json:"daemonKey"`
+	Manager    string           `json:"manager"`
+	WasRunning bool             `json:"wasRunning"`
+}
+
+// stop stops this directory's daemon (or every daemon) through the service
+// manager; it never connects to a socket, so it never starts a daemon.
+//
+// --json: {"stopped": [{"daemonKey", "manager", "wasRunning"}]}.
+func stopCommand(a *App) *ucli.Command {
+	return &ucli.Command{
+		Name:  "stop",
+		Usage: "stop this config's daemon (the socket stays; the next command starts it again)",
+		Flags: []ucli.Flag{
+			&ucli.BoolFlag{Name: "all", Usage: "stop every daemon"},
+		},
+		Action: func(ctx context.Context, cmd *ucli.Command) error {
+			if cmd.NArg() > 0 {
+				return usagef("stop takes no arguments")
+			}
+			m, err := a.manager()
+			if err != nil {
+				return err
+			}
+			var keys []config.DaemonKey
+			if cmd.Bool("all") {
+				states, err := m.List(ctx)
+				if err != nil {
+					return fmt.Errorf("list daemons: %w", err)
+				}
+				for _, st := range states {
+					keys = append(keys, st.Key)
+				}
+			} else {
+				c, err := a.client(ctx, cmd)
+				if err != nil {
+					return err
+				}
+				keys = []config.DaemonKey{c.Key()}
+			}
+			results := []stopResult{}
+			for _, key := range keys {
+				st, err := m.State(ctx, key)
+				if err != nil {
+					return fmt.Errorf("state of daemon %s: %w", key, err)
+				}
+				running := st.Service == service.ServiceRunning
+				if err := m.Stop(ctx, key, false); err != nil {
+					return fmt.Errorf("stop daemon %s: %w", key, err)
+				}
+				results = append(results, stopResult{DaemonKey: key, Manager: m.Name(), WasRunning: running})
+			}
+			if jsonOut(cmd) {
+				return writeJSON(a.Stdout, map[string]any{"stopped": results})
+			}
+			for _, r := range results {
+				if r.WasRunning {
+					fmt.Fprintf(a.Stdout, "stopped daemon %s (%s)\n", r.DaemonKey, r.Manager)
+				} else {
+					fmt.Fprintf(a.Stdout, "daemon %s was not running\n", r.DaemonKey)
+				}
+			}
+			return nil
+		},
+	}
+}

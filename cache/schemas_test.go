@@ -1,0 +1,149 @@
+package cache
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/config"
+)
+
+func newSchemas(t *testing.T) (*Schemas, *Store, string) {
+	t.Helper()
+	s, _ := newStore(t)
+	dir := filepath.Join(filepath.Dir(s.Dir()), "schemas")
+	return NewSchemas(s, dir), s, dir
+}
+
+func TestSchemasSaveLoadInvalidate(t *testing.T) {
+	c, s, dir := newSchemas(t)
+	h := config.ServerHash("0123456789abcdef")
+	var miss *MissError
+	if _, err := c.Load(h); !errors.As(err, &miss) || miss.Reason != ReasonNoSnapshot {
+		t.Fatalf("Load before Save = %v, want no snapshot", err)
+	}
+	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	tool := json.RawMessage(`{"name":"rm","anyOf":[{"required":["a"]}],"annotations":{"destructiveHint":true}}`)
+	if err := c.Save(&Snapshot{ServerHash: h, FetchedAt: &at, ProtocolVersion: "2025-06-18", Tools: []json.RawMessage{tool}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Load(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Format != SnapshotFormat() || !got.FetchedAt.Equal(at) || string(got.Tools[0]) != string(tool) {
+		t.Fatalf("Load = %+v, want the saved snapshot with its raw tool", got)
+	}
+	var ref Ref
+	b, _ := os.ReadFile(filepath.Join(dir, string(h)+".json"))
+	if err := json.Unmarshal(b, &ref); err != nil || ref.ServerHash != h || ref.Format != SnapshotFormat() || !s.Has(ref.Digest) {
+		t.Fatalf("ref %s does not name the snapshot", b)
+	}
+	roots, _ := c.Roots()
+	if !reflect.DeepEqual(roots, map[Digest][]string{ref.Digest: {"schemas/" + string(h) + ".json"}}) {
+		t.Fatalf("Roots = %v", roots)
+	}
+	if err := c.Invalidate(h); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Load(h); !errors.As(err, &miss) || miss.Reason != ReasonNoSnapshot {
+		t.Fatalf("Load after Invalidate = %v, want no snapshot", err)
+	}
+	if err := c.Invalidate(h); err != nil {
+		t.Fatalf("second Invalidate: %v", err)
+	}
+}
+
+func TestSchemasFailedFetch(t *testing.T) {
+	c, _, _ := newSchemas(t)
+	h := config.ServerHash("1111111111111111")
+	at := time.Now()
+	if err := c.Save(&Snapshot{ServerHash: h, FetchedAt: &at, Error: "spawn npx: not found"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Load(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Error != "spawn npx: not found" || got.FetchedAt != nil {
+		t.Fatalf("failed fetch loaded as %+v, want its error and no timestamp", got)
+	}
+}
+
+// oldSnapshot is a Snapshot from before tools carried annotations: the same
+// document with tools decoded into a struct that has no annotations field.
+type oldSnapshot struct {
+	Format     string            `json:"format"`
+	ServerHash config.ServerHash `json:"serverHash"`
+	FetchedAt  *time.Time        `json:"fetchedAt,omitempty"`
+	Tools      []struct {
+		Name        string          `json:"name"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	} `json:"tools"`
+}
+
+func TestSnapshotOfAnotherFormatIsNotServed(t *testing.T) {
+	c, s, dir := newSchemas(t)
+	h := config.ServerHash("2222222222222222")
+	oldFormat := FormatOf(reflect.TypeFor[oldSnapshot]())
+	if oldFormat == SnapshotFormat() {
+		t.Fatalf("old and current snapshot types have one format")
+	}
+	old := oldSnapshot{Format: oldFormat, ServerHash: h}
+	old.Tools = append(old.Tools, struct {
+		Name        string          `json:"name"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}{Name: "rm", InputSchema: json.RawMessage(`{"type":"object"}`)})
+	blob, _ := json.Marshal(old)
+	d := put(t, s, string(blob))
+	writeRef := func(format string) {
+		b, _ := json.Marshal(Ref{ServerHash: h, Digest: d, Format: format, SavedAt: time.Now()})
+		if err := writeFileAtomic(dir, string(h)+".json", b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeRef(oldFormat)
+	var miss *MissError
+	snap, err := c.Load(h)
+	if !errors.As(err, &miss) || miss.Reason != ReasonFormat || snap != nil {
+		t.Fatalf("Load(old format) = %+v, %v; want MissError format", snap, err)
+	}
+	// A ref that claims the current format does not make an old blob usable.
+	writeRef(SnapshotFormat())
+	if _, err := c.Load(h); !errors.As(err, &miss) || miss.Reason != ReasonFormat {
+		t.Fatalf("Load(old blob, current ref) = %v; want MissError format", err)
+	}
+	if !strings.Contains(err.Error(), string(h)) {
+		t.Errorf("error %q should name the server", err)
+	}
+}
+
+func TestCorruptSnapshotDropsRef(t *testing.T) {
+	c, s, dir := newSchemas(t)
+	h := config.ServerHash("3333333333333333")
+	if err := c.Save(&Snapshot{ServerHash: h, Tools: []json.RawMessage{json.RawMessage(`{"name":"x"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	var ref Ref
+	b, _ := os.ReadFile(filepath.Join(dir, string(h)+".json"))
+	_ = json.Unmarshal(b, &ref)
+	flip(t, s, ref.Digest)
+	var miss *MissError
+	if _, err := c.Load(h); !errors.As(err, &miss) || miss.Reason != ReasonDigestMismatch {
+		t.Fatalf("Load(corrupt) = %v, want MissError digest mismatch", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, string(h)+".json")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("ref to a corrupt snapshot was kept")
+	}
+	if s.Has(ref.Digest) {
+		t.Fatalf("corrupt snapshot blob was kept")
+	}
+	if _, err := c.Load(h); !errors.As(err, &miss) || miss.Reason != ReasonNoSnapshot {
+		t.Fatalf("Load after drop = %v, want no snapshot", err)
+	}
+}

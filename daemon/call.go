@@ -72,6 +72,7 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 	}
 	d.calls.Add(1)
 	raw, err := d.pools.Call(r.Context(), spec, upstream.Caller{Session: req.Session, Cwd: req.Cwd}, req.Tool, args)
+	d.pokeStatus()
 	if err != nil {
 		e := mapError(err)
 		if e.body.Namespace == "" {

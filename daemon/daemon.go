@@ -89,6 +89,8 @@ type daemon struct {
 	quit     chan string
 	quitOnce sync.Once
 
+	statusPoke chan struct{}
+
 	// Background fetches: bgCtx ends them on exit; none starts once
 	// bgClosed is set.
 	bg       sync.WaitGroup
@@ -129,6 +131,8 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 		started: time.Now().UTC().Truncate(time.Second),
 		flights: map[config.ServerHash]*flight{},
 		quit:    make(chan string, 1),
+
+		statusPoke: make(chan struct{}, 1),
 	}
 	d.bgCtx, d.bgCancel = context.WithCancel(context.Background())
 	defer d.bgCancel()

@@ -1,6 +1,9 @@
 package daemon
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -290,4 +293,134 @@ func TestSdNotify(t *testing.T) {
 	next("STATUS=1 servers, 1 live, 1 calls")
 	d.stop()
 	next("STOPPING=1")
+}
+
+func TestListChangedRefetches(t *testing.T) {
+	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@"}}}`)
+	d := w.start()
+	if _, _, e := d.call("a", "add_tool", `{"name":"brand_new"}`, false); e != nil {
+		t.Fatal(e)
+	}
+	eventually(t, "the new tool in the cache", func() bool {
+		var tr api.ToolsResponse
+		d.mustOK(http.MethodGet, api.PathTools+"?ns=a", nil, &tr)
+		for _, tool := range tr.Tools {
+			if tool.Name == "brand_new" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func TestShutdownLetsCallsInFlightFinish(t *testing.T) {
+	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@"}}}`)
+	d := w.start()
+	d.mustOK(http.MethodPost, api.PathRefresh, nil, nil)
+	type result struct {
+		resp *api.CallResponse
+		e    *api.Error
+	}
+	got := make(chan result, 1)
+	go func() {
+		_, resp, e := d.call("a", "slow", `{"seconds":0.5}`, false)
+		got <- result{resp, e}
+	}()
+	eventually(t, "the call in flight", func() bool {
+		var st api.Status
+		d.mustOK(http.MethodGet, api.PathStatus, nil, &st)
+		return st.Calls == 1
+	})
+	d.cancel() // SIGTERM
+	r := <-got
+	if r.e != nil {
+		t.Fatalf("call in flight failed on shutdown: %+v", r.e)
+	}
+	if s := text(t, r.resp); !strings.HasPrefix(s, "slept") {
+		t.Errorf("slow = %q", s)
+	}
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBindRemovesOnlyStaleSockets(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := bind(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bind(path); !errors.Is(err, errSocketInUse) {
+		t.Fatalf("bind over a live socket: %v", err)
+	}
+	// A socket file nobody serves (a crashed daemon) is replaced.
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close()
+	ln, err = bind(path)
+	if err != nil {
+		t.Fatalf("bind over a stale socket: %v", err)
+	}
+	ln.Close()
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bind(path); err == nil {
+		t.Fatal("bind replaced a regular file")
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{nil, 0},
+		{fmt.Errorf("daemon k: %w: bad", ErrConfig), 2},
+		{&config.ParseError{File: "f", Line: 1, Col: 2, Msg: "x", Err: config.ErrSyntax}, 2},
+		{errors.New("bind: address in use"), 1},
+	} {
+		if got := ExitCode(c.err); got != c.want {
+			t.Errorf("ExitCode(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
+}
+
+func TestMainBindsAndExits(t *testing.T) {
+	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@"}}}`)
+	for k, v := range w.env {
+		t.Setenv(k, v)
+	}
+	// Without a key record the daemon cannot know its configs: exit 2.
+	err := Main(context.Background(), "0123456789ab")
+	if ExitCode(err) != 2 {
+		t.Fatalf("Main without key record: %v (exit %d)", err, ExitCode(err))
+	}
+
+	cfg := w.config()
+	key := cfg.DaemonKey()
+	if err := os.MkdirAll(w.paths.KeysDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := api.WriteJSONAtomic(w.paths.KeyRecord(key), api.KeyRecord{DaemonKey: string(key), Configs: cfg.Sources}, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(w.root, "override.sock")
+	t.Setenv("MCPX_SOCKET", sock)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Main(ctx, key) }()
+	eventually(t, "Main to write its info file", func() bool {
+		info, err := api.ReadInfo(w.paths.Info(key))
+		return err == nil && info.Socket == sock && info.Manager == "direct"
+	})
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("socket: %v %v", fi, err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Main: %v", err)
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Errorf("socket left behind: %v", err)
+	}
 }

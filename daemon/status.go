@@ -94,8 +94,17 @@ func (d *daemon) statusLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-d.statusPoke:
 		case <-time.After(2 * time.Second):
 		}
+	}
+}
+
+// pokeStatus asks statusLoop to send STATUS= now (after a call).
+func (d *daemon) pokeStatus() {
+	select {
+	case d.statusPoke <- struct{}{}:
+	default:
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	ucli "github.com/urfave/cli/v3"
 
+	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/service"
 )
@@ -50,12 +51,6 @@ type statusService struct {
 	// Uptime is whole seconds since Since while running, else 0.
 	Uptime   int64  `json:"uptime"`
 	LastExit string `json:"lastExit,omitempty"`
-}
-
-// binaryReporter is a manager that installs units (or agents) naming a
-// binary: which one they name.
-type binaryReporter interface {
-	InstalledBinary() (string, error)
 }
 
 // status reports this directory's daemon as the service manager sees it,
@@ -120,13 +115,7 @@ func (a *App) status(ctx context.Context, cmd *ucli.Command) (*statusDoc, error)
 			doc.Service.Uptime = int64(time.Since(st.Since) / time.Second)
 		}
 	}
-	if br, ok := m.(binaryReporter); ok {
-		if bin, err := br.InstalledBinary(); err == nil {
-			doc.InstalledBinary = bin
-		}
-	} else if bin := st.Detail["binary"]; bin != "" {
-		doc.InstalledBinary = bin
-	}
+	doc.InstalledBinary = installedBinary(m, t.key, st)
 	doc.BinaryMismatch = doc.InstalledBinary != "" && doc.InstalledBinary != l.self
 	if st.Service == service.ServiceRunning {
 		live, err := liveStatus(ctx, t.socket)
@@ -212,4 +201,20 @@ func serviceLine(s statusService, now time.Time) string {
 		}
 		return s.State
 	}
+}
+
+// installedBinary is the binary the installed units (systemd) or the key's
+// agent (launchd) start; "" for direct or when nothing is installed.
+func installedBinary(m service.Manager, key config.DaemonKey, st service.State) string {
+	switch m := m.(type) {
+	case *service.Systemd:
+		if ok, bin, err := m.Units.Installed(); err == nil && ok {
+			return bin
+		}
+	case *service.Launchd:
+		if ok, bin, err := m.Agents.Installed(string(key)); err == nil && ok {
+			return bin
+		}
+	}
+	return st.Detail["installedBinary"]
 }

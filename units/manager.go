@@ -156,11 +156,15 @@ func (s *Systemd) Close() {
 
 // Available reports whether the user manager answers (on the bus or the
 // private socket). It keeps the connection for later calls.
-func (s *Systemd) Available(ctx context.Context) bool {
+func (s *Systemd) Available(ctx context.Context) bool { return s.Ping(ctx) == nil }
+
+// Ping connects to the user manager (bounded to 2 s) and returns why it
+// cannot, wrapping ErrUnavailable.
+func (s *Systemd) Ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	_, err := s.connect(ctx)
-	return err == nil
+	return err
 }
 
 // Via reports the transport in use (ViaBus, ViaPrivate), "" before connecting.

@@ -266,3 +266,16 @@ func (m *Manager) stop(t testing.TB) {
 		t.Errorf("systemdtest: remove %s: %v", m.Dir, err)
 	}
 }
+
+// FakeDaemon builds the fakedaemon command (a stand-in for `mcpx daemon`
+// under socket activation; see its package doc) into the instance's
+// directory, outside any temporary build directory, and returns its path.
+func (m *Manager) FakeDaemon(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(m.Dir, "bin", "mcpx")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/mcpx-dev/mcpx/internal/systemdtest/fakedaemon")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("systemdtest: build fakedaemon: %v\n%s", err, out)
+	}
+	return bin
+}

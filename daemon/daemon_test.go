@@ -26,6 +26,10 @@ import (
 var fixtureBin string
 
 func TestMain(m *testing.M) {
+	if sock := os.Getenv(peerClientEnv); sock != "" {
+		peerClient(sock)
+		return
+	}
 	dir, err := os.MkdirTemp("", "mcpx-daemon-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -51,6 +55,7 @@ type world struct {
 	cfgPath string
 	env     map[string]string // the daemon's own environment
 	paths   config.Paths
+	sock    string // socket path instead of paths.Socket
 }
 
 func newWorld(t *testing.T, cfgJSON string) *world {
@@ -139,6 +144,9 @@ func (w *world) start(opts ...runOpt) *testDaemon {
 		w.t.Fatal(err)
 	}
 	sock := w.paths.Socket(key)
+	if w.sock != "" {
+		sock = w.sock
+	}
 	ln, err := bind(sock)
 	if err != nil {
 		w.t.Fatal(err)

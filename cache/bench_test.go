@@ -32,7 +32,7 @@ func fillStore(b *testing.B, n int) (*Store, []Entry, map[Digest][]byte) {
 	return s, entries, blobs
 }
 
-func writeBlob(b *testing.B, s *Store, e Entry, data []byte) {
+func writeBlob(b testing.TB, s *Store, e Entry, data []byte) {
 	p := s.Path(e.Digest)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		b.Fatal(err)

@@ -91,7 +91,7 @@ func TestTwoProcessesLoseNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Grace = 0
-	const steps = 40
+	const steps = 25
 	child, out, _ := helper(t, "churn", dir, strconv.Itoa(steps))
 
 	held, err := churn(s, os.Getpid(), steps)

@@ -6,9 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/gofrs/flock"
-	"time"
 )
 
 // GCReport says what a GC did.

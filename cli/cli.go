@@ -12,6 +12,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -112,12 +113,23 @@ func (a *App) root() *ucli.Command {
 			return ucli.ShowRootCommandHelp(cmd)
 		},
 	}
-	onUsage := func(_ context.Context, _ *ucli.Command, err error, _ bool) error {
-		return &usageError{err}
+	onUsage := func(_ context.Context, cmd *ucli.Command, err error, _ bool) error {
+		return &usageError{err: err, cmd: cmd.FullName()}
 	}
 	var walk func(*ucli.Command)
 	walk = func(c *ucli.Command) {
 		c.OnUsageError = onUsage
+		if action := c.Action; action != nil {
+			// Usage errors name the command whose help to read.
+			c.Action = func(ctx context.Context, cmd *ucli.Command) error {
+				err := action(ctx, cmd)
+				var ue *usageError
+				if errors.As(err, &ue) && ue.cmd == "" {
+					ue.cmd = cmd.FullName()
+				}
+				return err
+			}
+		}
 		for _, sub := range c.Commands {
 			walk(sub)
 		}
@@ -143,13 +155,16 @@ type App struct {
 }
 
 // usageError is a command line that cannot be run as written (exit 2).
-type usageError struct{ err error }
+type usageError struct {
+	err error
+	cmd string // the command's full name, for the help hint
+}
 
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error {
-	return &usageError{fmt.Errorf(format, args...)}
+	return &usageError{err: fmt.Errorf(format, args...)}
 }
 
 // exitError ends the run with code; msg (may be empty) is printed as is.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"
@@ -23,10 +25,14 @@ func (a *App) describe(err error) (int, string) {
 	}
 	var b strings.Builder
 	b.WriteString("mcpx: ")
+	if strings.HasPrefix(hint, "did you mean") {
+		// "unknown tool x; did you mean y?" reads as one sentence.
+		what, hint = strings.TrimSuffix(strings.TrimSpace(what), ".")+"; "+hint, ""
+	}
 	b.WriteString(sentence(what))
 	if hint != "" {
 		b.WriteString(" ")
-		b.WriteString(sentence(hint))
+		b.WriteString(capitalize(sentence(hint)))
 	}
 	if tail = strings.TrimRight(tail, "\n"); tail != "" {
 		b.WriteString("\n")
@@ -49,6 +55,12 @@ func sentence(s string) string {
 	return s + "."
 }
 
+// capitalize upper-cases the first letter (hints start a sentence).
+func capitalize(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
 // classify returns the exit code, what failed, what to do and an output tail.
 func classify(err error) (code int, what, hint, tail string) {
 	var (
@@ -64,7 +76,11 @@ func classify(err error) (code int, what, hint, tail string) {
 	case errors.As(err, &ee):
 		return ee.code, ee.msg, "", ""
 	case errors.As(err, &ue):
-		return ExitUsage, ue.Error(), "see `mcpx --help`", ""
+		help := "mcpx --help"
+		if ue.cmd != "" && ue.cmd != "mcpx" {
+			help = ue.cmd + " --help"
+		}
+		return ExitUsage, ue.Error(), "see `" + help + "`", ""
 	case errors.As(err, &unv):
 		return ExitUsage, fmt.Sprintf("server %s uses ${%s}, which is not set in your environment", unv.Server, unv.Var),
 			fmt.Sprintf("export %s, or remove it from the server's config", unv.Var), ""

@@ -37,7 +37,8 @@ func (c *Client) writeRecords() error {
 
 // CheckVars reports the first ${VAR} (without a default) of cfg, servers in
 // name order, that lookup does not define, as a *ConfigError wrapping
-// *config.UnsetVarError.
+// *config.UnsetVarError. lookup is os.LookupEnv-shaped so a variable set to
+// "" counts as set.
 func CheckVars(cfg *config.Config, lookup func(string) (string, bool)) error {
 	for _, name := range cfg.Names() {
 		if _, err := cfg.Servers[name].Expand(lookup); err != nil {

@@ -66,14 +66,15 @@ func fakeDaemon(mode string) int {
 	if s := os.Getenv("MCPX_SOCKET"); s != "" {
 		sock = s
 	}
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
+	// The info file goes first (atomically) so a test that sees the socket
+	// answer also sees it.
+	info := api.InfoFile{DaemonKey: string(key), Socket: sock, Pid: os.Getpid(), Manager: NameDirect, StartedAt: time.Now()}
+	if err := api.WriteJSONAtomic(paths.Info(key), info, 0o600); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	info := api.InfoFile{DaemonKey: string(key), Socket: sock, Pid: os.Getpid(), Manager: NameDirect, StartedAt: time.Now()}
-	b, _ := json.Marshal(info)
-	if err := os.WriteFile(paths.Info(key), b, 0o600); err != nil {
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

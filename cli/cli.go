@@ -134,6 +134,7 @@ func (a *App) root() *ucli.Command {
 			walk(sub)
 		}
 	}
+	enableCompletion(root)
 	walk(root)
 	return root
 }

@@ -38,24 +38,21 @@ func stopCommand(a *App) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			var keys []config.DaemonKey
+			var targets []stopTarget
 			if cmd.Bool("all") {
-				states, err := m.List(ctx)
-				if err != nil {
-					return fmt.Errorf("list daemons: %w", err)
-				}
-				for _, st := range states {
-					keys = append(keys, st.Key)
+				if targets, err = a.everyDaemon(ctx, m); err != nil {
+					return err
 				}
 			} else {
 				c, err := a.client(ctx, cmd)
 				if err != nil {
 					return err
 				}
-				keys = []config.DaemonKey{c.Key()}
+				targets = []stopTarget{{key: c.Key(), m: m}}
 			}
 			results := []stopResult{}
-			for _, key := range keys {
+			for _, t := range targets {
+				key, m := t.key, t.m
 				st, err := m.State(ctx, key)
 				if err != nil {
 					return fmt.Errorf("state of daemon %s: %w", key, err)

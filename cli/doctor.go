@@ -104,7 +104,7 @@ func (a *App) doctor(ctx context.Context, cmd *ucli.Command) doctorDoc {
 	if choice == "" {
 		choice = "auto"
 	}
-	m, note, err := service.Detect(ctx, a.Getenv, l.paths, l.self)
+	m, err := a.detect(ctx, l)
 	if err != nil {
 		add("manager", checkFail, "MCPX_SERVICE=%s: %v", choice, err)
 	} else {
@@ -116,8 +116,8 @@ func (a *App) doctor(ctx context.Context, cmd *ucli.Command) doctorDoc {
 		if choice != "auto" {
 			why = "MCPX_SERVICE=" + choice
 		}
-		if note != "" {
-			why = strings.TrimSuffix(note, ".")
+		if m.Name() == service.NameDirect && strings.Contains(l.self, string(filepath.Separator)+"go-build") {
+			why = "this binary lives in a temporary build directory (go run) and is never written into a unit"
 		}
 		add("manager", checkOK, "%s (%s)", m.Name(), why)
 		a.doctorUnits(add, m, l, cfg)

@@ -51,6 +51,9 @@ type statusService struct {
 	// Uptime is whole seconds since Since while running, else 0.
 	Uptime   int64  `json:"uptime"`
 	LastExit string `json:"lastExit,omitempty"`
+	// Detail is the manager's own words (systemd Load/Active/SubState of
+	// both units, launchd's job state, direct's file paths).
+	Detail map[string]string `json:"detail,omitempty"`
 }
 
 // status reports this directory's daemon as the service manager sees it,
@@ -105,7 +108,7 @@ func (a *App) status(ctx context.Context, cmd *ucli.Command) (*statusDoc, error)
 		Manager:   m.Name(),
 		Units:     nonNilStrings(st.Units),
 		Socket:    statusSocket{Path: t.socket, State: st.Socket},
-		Service:   statusService{State: st.Service, Pid: st.PID, LastExit: st.LastExit},
+		Service:   statusService{State: st.Service, Pid: st.PID, LastExit: st.LastExit, Detail: st.Detail},
 		Binary:    l.self,
 	}
 	if !st.Since.IsZero() {

@@ -267,9 +267,11 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 	// Queueing for a free instance counts against callTimeout too.
 	waitCtx, cancel := context.WithTimeout(ctx, l.call)
 	inst, err := p.acquire(ctx, waitCtx, spec, caller, l)
+	queued := waitCtx.Err()
 	cancel()
 	if err != nil {
-		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && waitCtx.Err() != nil {
+		var se *StartError
+		if ctx.Err() == nil && queued != nil && !errors.As(err, &se) && errors.Is(err, context.DeadlineExceeded) {
 			return timeout()
 		}
 		return err

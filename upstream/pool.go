@@ -186,9 +186,10 @@ func workDir(s *config.Server, l limits, c Caller) string {
 	return ""
 }
 
-// launchOf fingerprints everything an instance was started with, so a
-// changed definition or environment replaces it.
-func launchOf(spec Spec, dir string) string {
+// launchOf fingerprints what an instance was started with, so a changed
+// definition or environment replaces it. The caller-derived working
+// directory is not part of it: the scope key already separates those.
+func launchOf(spec Spec) string {
 	s := spec.Server
 	b, _ := json.Marshal(struct {
 		Command   string
@@ -199,7 +200,7 @@ func launchOf(spec Spec, dir string) string {
 		Transport string
 		Headers   map[string]string
 		EnvDigest string
-	}{s.Command, s.Args, s.Env, dir, s.URL, s.Transport, s.Headers, spec.EnvDigest})
+	}{s.Command, s.Args, s.Env, s.Cwd, s.URL, s.Transport, s.Headers, spec.EnvDigest})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
@@ -302,7 +303,7 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 func (p *Pools) acquire(ctx, waitCtx context.Context, spec Spec, caller Caller, l limits) (*instance, error) {
 	key := scopeKey(l.scope, caller)
 	dir := workDir(spec.Server, l, caller)
-	launch := launchOf(spec, dir)
+	launch := launchOf(spec)
 	for {
 		p.mu.Lock()
 		if p.closed {

@@ -431,8 +431,11 @@ func TestScopes(t *testing.T) {
 		spec := fixtureSpec(t, config.Options{Scope: config.ScopeCwd}, nil)
 		d1, _ := filepath.EvalSymlinks(t.TempDir())
 		d2, _ := filepath.EvalSymlinks(t.TempDir())
-		if pidOf(t, p, spec, Caller{Cwd: d1}) == pidOf(t, p, spec, Caller{Cwd: d2}) {
-			t.Errorf("cwd scope shared an instance between directories")
+		a1 := pidOf(t, p, spec, Caller{Cwd: d1})
+		b := pidOf(t, p, spec, Caller{Cwd: d2})
+		a2 := pidOf(t, p, spec, Caller{Cwd: d1})
+		if a1 == b || a1 != a2 {
+			t.Errorf("cwd pids d1=%d,%d d2=%d", a1, a2, b)
 		}
 		if got := call(t, p, spec, Caller{Cwd: d2}, "cwd", `{}`); got != d2 {
 			t.Errorf("server runs in %q, want the caller's %q", got, d2)

@@ -685,3 +685,26 @@ func TestNetworkTransports(t *testing.T) {
 		})
 	}
 }
+
+func TestSharedMaxEvictsIdle(t *testing.T) {
+	p := newPools(t, Options{})
+	spec := fixtureSpec(t, config.Options{Scope: config.ScopeSession, Max: 1}, nil)
+	a := pidOf(t, p, spec, Caller{Session: "a"})
+	b := pidOf(t, p, spec, Caller{Session: "b"})
+	if a == b {
+		t.Errorf("sessions shared pid %d", a)
+	}
+	if n := p.Live(spec.Hash); n != 1 {
+		t.Errorf("Live = %d, want max 1", n)
+	}
+	eventually(t, "the evicted instance to exit", func() bool { return processGone(a) })
+}
+
+func TestHugeResult(t *testing.T) {
+	p := newPools(t, Options{})
+	spec := fixtureSpec(t, config.Options{}, nil)
+	const n = 4 << 20
+	if got := call(t, p, spec, Caller{}, "huge", fmt.Sprintf(`{"bytes":%d}`, n)); len(got) != n {
+		t.Errorf("huge returned %d bytes, want %d", len(got), n)
+	}
+}

@@ -294,7 +294,7 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 	case callCtx.Err() != nil:
 		return timeout()
 	}
-	return err
+	return fmt.Errorf("%s on %s: %w", what, name, err)
 }
 
 // acquire finds or starts an instance for caller and marks it busy. waitCtx

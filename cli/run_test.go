@@ -178,10 +178,15 @@ func TestUnsetVariableExit2(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.dir, ".mcp.json"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errs := e.run("ls")
+	// Discovery reads the cache only and needs no variable.
+	if code, _, errs := e.run("ls"); code != 0 {
+		t.Fatalf("ls with an unset variable: code %d, stderr %q", code, errs)
+	}
+	// Starting the server does: one line naming the variable and the server.
+	code, _, errs := e.run("call", "gh.anything")
 	t.Logf("stderr: %s", errs)
 	if code != ExitUsage || !strings.Contains(errs, "MCPX_TEST_UNSET_TOKEN") || !strings.Contains(errs, "gh") {
-		t.Fatalf("ls with an unset variable: code %d, stderr %q", code, errs)
+		t.Fatalf("call with an unset variable: code %d, stderr %q", code, errs)
 	}
 }
 

@@ -12,17 +12,16 @@ import (
 
 // prepare writes what the daemon reads at start, before anything can
 // activate it: the key record (which configs the key stands for) and the
-// captured environment (DESIGN §2). It runs once per client. An unset ${VAR}
-// is a *ConfigError wrapping *config.UnsetVarError.
+// captured environment (DESIGN §2). It runs once per client. A ${VAR} the
+// caller has not set is not an error here: it concerns only the servers that
+// use it, and the daemon reports it (422 unset_variable) when one of them is
+// started, so one missing token never blocks every other server.
 func (c *Client) prepare() error {
 	c.prepareOnce.Do(func() { c.prepareErr = c.writeRecords() })
 	return c.prepareErr
 }
 
 func (c *Client) writeRecords() error {
-	if err := CheckVars(c.cfg, c.lookupEnv); err != nil {
-		return err
-	}
 	if err := c.paths.EnsureRuntime(); err != nil {
 		return fmt.Errorf("prepare daemon %s: %w", c.key, err)
 	}

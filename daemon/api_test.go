@@ -23,6 +23,7 @@ func fixtureConfig(started string) string {
     "deny": {"command": "@FIXTURE@", "env": {"NS": "deny"}, "mcpx": {"policy": {"destructive": "deny"}}},
     "strict": {"command": "@FIXTURE@", "env": {"NS": "strict"}, "mcpx": {"policy": {"unannotated": "confirm"}}},
     "broken": {"command": "@FIXTURE@", "env": {"FIXTURE_FAIL_START": "boom: no database"}},
+    "nolist": {"command": "@FIXTURE@", "env": {"FIXTURE_LIST_FAIL": "listing is switched off"}},
     "lenient": {"command": "@FIXTURE@", "env": {"FIXTURE_FAIL_START": "boom: lenient"},
                 "mcpx": {"policy": {"destructive": "allow"}}}
   }
@@ -48,7 +49,7 @@ func TestHealth(t *testing.T) {
 func TestDiscoveryNeverStartsServers(t *testing.T) {
 	_, d, started := startFixture(t)
 	nss := d.namespaces()
-	if len(nss) != 5 {
+	if len(nss) != 6 {
 		t.Fatalf("namespaces = %v", nss)
 	}
 	for name, ns := range nss {
@@ -222,7 +223,7 @@ func TestCall(t *testing.T) {
 
 	var st api.Status
 	d.mustOK(http.MethodGet, api.PathStatus, nil, &st)
-	if st.Calls != 2 || st.Live != 1 || st.Servers != 5 || st.DaemonKey != string(d.key) || len(st.Namespaces) != 5 || st.Manager != "direct" {
+	if st.Calls != 2 || st.Live != 1 || st.Servers != 6 || st.DaemonKey != string(d.key) || len(st.Namespaces) != 6 || st.Manager != "direct" {
 		t.Errorf("status = %+v", st)
 	}
 }
@@ -264,16 +265,29 @@ func TestPolicy(t *testing.T) {
 
 func TestAnnotationsUnknownRefuses(t *testing.T) {
 	_, d, _ := startFixture(t)
-	// broken fails to start and has no snapshot: the call is refused even
-	// for a tool that would be harmless, and the error says why.
+	// nolist runs and answers calls, but its tools cannot be listed: the
+	// call is refused even for a tool that would be harmless, and even
+	// when confirmed, because the policy cannot be decided.
 	for _, confirmed := range []bool{false, true} {
-		code, _, e := d.call("broken", "echo", `{"text":"x"}`, confirmed)
-		if code != http.StatusConflict || e.Code != api.CodeAnnotationsUnknown {
-			t.Fatalf("broken call: %d %+v", code, e)
+		code, _, e := d.call("nolist", "echo", `{"text":"x"}`, confirmed)
+		if code != http.StatusConflict || e.Code != api.CodeAnnotationsUnknown || !strings.Contains(e.Error, "listing is switched off") {
+			t.Fatalf("nolist call (confirmed %v): %d %+v", confirmed, code, e)
 		}
-		if !confirmed && !strings.Contains(e.Stderr, "boom: no database") {
-			t.Errorf("refusal lacks the server's stderr: %+v", e)
-		}
+	}
+}
+
+func TestServerThatCannotStartIsRefusedWithItsStderr(t *testing.T) {
+	_, d, _ := startFixture(t)
+	// broken fails to start and has no snapshot: the call is refused, and
+	// the answer is the start failure with the server's stderr (what the
+	// user must fix), then the cooldown.
+	code, _, e := d.call("broken", "echo", `{"text":"x"}`, false)
+	if code != http.StatusBadGateway || e.Code != api.CodeStartFailed || !strings.Contains(e.Stderr, "boom: no database") {
+		t.Fatalf("broken call: %d %+v", code, e)
+	}
+	code, _, e = d.call("broken", "echo", `{"text":"x"}`, true)
+	if code != http.StatusServiceUnavailable || e.Code != api.CodeCooldown || !strings.Contains(e.Stderr, "boom: no database") {
+		t.Fatalf("broken call in cooldown: %d %+v", code, e)
 	}
 }
 

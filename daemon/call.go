@@ -53,6 +53,10 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 		// The policy needs the tool's annotations: read them now.
 		snap, err = d.fetch(r.Context(), st, s.Name)
 		if err != nil {
+			if e := cannotRun(err); e != nil {
+				e.body.Namespace, e.body.Tool = s.Name, req.Tool
+				return e
+			}
 			return annotationsUnknown(s.Name, req.Tool, err)
 		}
 	}
@@ -89,6 +93,20 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 		return apiErr(http.StatusBadGateway, api.CodeTransport, "result of %s.%s: %v", s.Name, req.Tool, err)
 	}
 	return writeJSON(w, resp)
+}
+
+// cannotRun returns the mapped error when the listing failed because the
+// server cannot run at all (it fails to start, is cooling down after failing,
+// or needs a variable the caller has not set). The call is refused either
+// way; saying why the server cannot run tells the user what to fix, where
+// "annotations unknown" would not.
+func cannotRun(err error) *httpError {
+	e := mapError(err)
+	switch e.body.Code {
+	case api.CodeStartFailed, api.CodeCooldown, api.CodeUnsetVariable, api.CodeConfig:
+		return e
+	}
+	return nil
 }
 
 // annotationsUnknown refuses a call whose policy cannot be decided: the

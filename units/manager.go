@@ -98,15 +98,7 @@ func dial(ctx context.Context, via, addr string) (*conn, error) {
 	// The connection's own context must outlive ctx; cancelling it closes
 	// the connection, which is how a dial that overruns ctx is abandoned.
 	connCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-ctx.Done():
-			cancel()
-		case <-done:
-		}
-	}()
+	stop := context.AfterFunc(ctx, cancel)
 	c, err := sdbus.NewConnection(func() (*dbus.Conn, error) {
 		bc, err := dbus.Dial(addr, dbus.WithContext(connCtx))
 		if err != nil {
@@ -125,15 +117,15 @@ func dial(ctx context.Context, via, addr string) (*conn, error) {
 		return bc, nil
 	})
 	if err == nil {
-		// A bus may have no systemd on it; ask the manager something, and
-		// subscribe so job completions are signalled to us.
-		_, err = c.GetManagerProperty("Version")
-		if err == nil {
-			err = c.Subscribe()
-		}
-		if err != nil {
+		// A bus may have no systemd on it: ask the manager something.
+		if _, err = c.GetManagerProperty("Version"); err != nil {
 			c.Close()
 		}
+	}
+	if err == nil && !stop() {
+		// ctx ended as the dial finished: the connection is being closed.
+		c.Close()
+		err = ctx.Err()
 	}
 	if err != nil {
 		cancel()
@@ -167,6 +159,18 @@ func (s *Systemd) Ping(ctx context.Context) error {
 	return err
 }
 
+// retry runs f, and once more on a fresh connection when the old one
+// was closed under it (a user bus daemon can exit while the manager
+// lives on; the next connect falls back to the private socket if need be).
+func (s *Systemd) retry(f func() error) error {
+	err := f()
+	if errors.Is(err, dbus.ErrClosed) {
+		s.Close()
+		err = f()
+	}
+	return err
+}
+
 // Via reports the transport in use (ViaBus, ViaPrivate), "" before connecting.
 func (s *Systemd) Via() string {
 	if s.conn == nil {
@@ -177,6 +181,10 @@ func (s *Systemd) Via() string {
 
 // Reload makes the manager re-read unit files (daemon-reload).
 func (s *Systemd) Reload(ctx context.Context) error {
+	return s.retry(func() error { return s.reload(ctx) })
+}
+
+func (s *Systemd) reload(ctx context.Context) error {
 	c, err := s.connect(ctx)
 	if err != nil {
 		return fmt.Errorf("reload systemd user manager: %w", err)
@@ -221,26 +229,58 @@ func (s *Systemd) Uninstall(ctx context.Context) error {
 	return nil
 }
 
-// runJob starts a job through start and waits for its result.
-func runJob(ctx context.Context, what, unit string, start func(ch chan<- string) (int, error)) error {
+// runJob starts a job through start and waits for it to finish, then
+// checks the unit reached want (an ActiveState). The JobRemoved signal is
+// used when it arrives, but signals can be dropped (or never sent on a bus
+// connection that did not subscribe), so the job list is polled too.
+func runJob(ctx context.Context, c *conn, what, unit, want string, start func(ch chan<- string) (int, error)) error {
 	ch := make(chan string, 1)
-	if _, err := start(ch); err != nil {
+	id, err := start(ch)
+	if err != nil {
 		return fmt.Errorf("%s %s: %w", what, unit, err)
 	}
-	select {
-	case res := <-ch:
-		if res != "done" {
-			return fmt.Errorf("%s %s: job %s: %w", what, unit, res, ErrJobFailed)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case res := <-ch:
+			if res != "done" {
+				return fmt.Errorf("%s %s: job %s: %w", what, unit, res, ErrJobFailed)
+			}
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("%s %s: waiting for the job: %w", what, unit, ctx.Err())
+		case <-tick.C:
+		}
+		jobs, err := c.ListJobsContext(ctx)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", what, unit, err)
+		}
+		pending := false
+		for _, j := range jobs {
+			pending = pending || int(j.Id) == id
+		}
+		if pending {
+			continue
+		}
+		p, err := c.GetUnitPropertyContext(ctx, unit, "ActiveState")
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", what, unit, err)
+		}
+		if got, _ := p.Value.Value().(string); got != want && !(want == "inactive" && got == "failed") {
+			return fmt.Errorf("%s %s: unit is %s: %w", what, unit, got, ErrJobFailed)
 		}
 		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("%s %s: waiting for the job: %w", what, unit, ctx.Err())
 	}
 }
 
 // Ensure starts mcpx@<key>.socket and waits for the job. It never starts
 // the service: the first connection to the socket does.
 func (s *Systemd) Ensure(ctx context.Context, key string) error {
+	return s.retry(func() error { return s.ensure(ctx, key) })
+}
+
+func (s *Systemd) ensure(ctx context.Context, key string) error {
 	if err := CheckKey(key); err != nil {
 		return err
 	}
@@ -249,7 +289,7 @@ func (s *Systemd) Ensure(ctx context.Context, key string) error {
 		return fmt.Errorf("start %s: %w", SocketUnit(key), err)
 	}
 	unit := SocketUnit(key)
-	return runJob(ctx, "start", unit, func(ch chan<- string) (int, error) {
+	return runJob(ctx, c, "start", unit, "active", func(ch chan<- string) (int, error) {
 		return c.StartUnitContext(ctx, unit, "replace", ch)
 	})
 }
@@ -257,6 +297,10 @@ func (s *Systemd) Ensure(ctx context.Context, key string) error {
 // Stop stops mcpx@<key>.service and, with socketToo, the socket; it then
 // clears a failed state so the next start begins clean.
 func (s *Systemd) Stop(ctx context.Context, key string, socketToo bool) error {
+	return s.retry(func() error { return s.stop(ctx, key, socketToo) })
+}
+
+func (s *Systemd) stop(ctx context.Context, key string, socketToo bool) error {
 	if err := CheckKey(key); err != nil {
 		return err
 	}
@@ -269,7 +313,7 @@ func (s *Systemd) Stop(ctx context.Context, key string, socketToo bool) error {
 		units = append(units, SocketUnit(key))
 	}
 	for _, unit := range units {
-		if err := runJob(ctx, "stop", unit, func(ch chan<- string) (int, error) {
+		if err := runJob(ctx, c, "stop", unit, "inactive", func(ch chan<- string) (int, error) {
 			return c.StopUnitContext(ctx, unit, "replace", ch)
 		}); err != nil {
 			return err
@@ -326,7 +370,12 @@ type KeyState struct {
 
 // State reads both units of key. It only reads properties: nothing is
 // started, and an unknown unit reports LoadState "not-found".
-func (s *Systemd) State(ctx context.Context, key string) (KeyState, error) {
+func (s *Systemd) State(ctx context.Context, key string) (ks KeyState, err error) {
+	err = s.retry(func() error { ks, err = s.state(ctx, key); return err })
+	return ks, err
+}
+
+func (s *Systemd) state(ctx context.Context, key string) (KeyState, error) {
 	if err := CheckKey(key); err != nil {
 		return KeyState{}, err
 	}
@@ -377,7 +426,12 @@ func unitState(ctx context.Context, c *conn, unit, typ string) (UnitState, error
 }
 
 // List reports every key with a loaded mcpx@ unit, sorted by key.
-func (s *Systemd) List(ctx context.Context) ([]KeyState, error) {
+func (s *Systemd) List(ctx context.Context) (all []KeyState, err error) {
+	err = s.retry(func() error { all, err = s.list(ctx); return err })
+	return all, err
+}
+
+func (s *Systemd) list(ctx context.Context) ([]KeyState, error) {
 	c, err := s.connect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list mcpx units: %w", err)
@@ -403,7 +457,7 @@ func (s *Systemd) List(ctx context.Context) ([]KeyState, error) {
 	sort.Strings(keys)
 	out := make([]KeyState, 0, len(keys))
 	for _, k := range keys {
-		ks, err := s.State(ctx, k)
+		ks, err := s.state(ctx, k)
 		if err != nil {
 			return nil, err
 		}

@@ -251,16 +251,24 @@ func (m *Manager) Log() string { return m.log.String() }
 
 func (m *Manager) stop(t testing.TB) {
 	if m.cmd != nil {
-		_, _ = m.Systemctl("exit")
+		pid := m.cmd.Process.Pid
+		_, exitErr := m.Systemctl("exit")
 		select {
 		case <-m.exited:
-		case <-time.After(15 * time.Second):
-			t.Errorf("systemdtest: systemd --user (pid %d) did not exit; killing its process group", m.cmd.Process.Pid)
-			_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
-			<-m.exited
+		case <-time.After(10 * time.Second):
+			// SIGTERM asks a user manager to exit too; then give up.
+			t.Logf("systemdtest: systemd --user (pid %d) still running 10s after `systemctl --user exit` (%v); sending SIGTERM", pid, exitErr)
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+			select {
+			case <-m.exited:
+			case <-time.After(10 * time.Second):
+				t.Logf("systemdtest: killing the process group of systemd --user (pid %d); its output:\n%s", pid, m.Log())
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+				<-m.exited
+			}
 		}
 		// Anything left in the session (a service that escaped) goes too.
-		_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
 	if err := os.RemoveAll(m.Dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("systemdtest: remove %s: %v", m.Dir, err)

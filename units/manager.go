@@ -160,11 +160,12 @@ func (s *Systemd) Ping(ctx context.Context) error {
 }
 
 // retry runs f, and once more on a fresh connection when the old one
-// was closed under it (a user bus daemon can exit while the manager
-// lives on; the next connect falls back to the private socket if need be).
+// was closed under it. A user bus daemon can go away while the manager
+// lives on (seen around daemon-reload); the operations are idempotent, and
+// the next connect falls back to the private socket if need be.
 func (s *Systemd) retry(f func() error) error {
 	err := f()
-	if errors.Is(err, dbus.ErrClosed) {
+	if err != nil && (errors.Is(err, dbus.ErrClosed) || s.conn != nil && !s.conn.Connected()) {
 		s.Close()
 		err = f()
 	}

@@ -3,13 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -44,44 +42,12 @@ func (a *App) local() (*local, error) {
 	return &local{self: self, paths: paths}, nil
 }
 
-// detect chooses the service manager as service.Detect does (MCPX_SERVICE:
-// auto picks systemd when the user manager answers, launchd on macOS, else
-// direct; a binary in a temporary build directory gets direct) but, unlike
-// Detect, installs nothing: the commands that use it (status, daemons,
-// resolve, doctor, logs, install, uninstall) must leave the system as they
-// found it. Asking the user manager a question starts nothing.
+// detect chooses the service manager without installing anything
+// (service.Choose): the commands that use it must leave the system as they
+// found it.
 func (a *App) detect(ctx context.Context, l *local) (service.Manager, error) {
-	mode := a.Getenv("MCPX_SERVICE")
-	switch mode {
-	case "", "auto":
-		mode = "auto"
-	case service.NameSystemd, service.NameLaunchd, service.NameDirect:
-	default:
-		return nil, fmt.Errorf("MCPX_SERVICE=%q: %w (want auto, systemd, launchd or direct)", mode, service.ErrUnknownService)
-	}
-	if mode == service.NameDirect || strings.Contains(l.self, string(filepath.Separator)+"go-build") {
-		return service.NewDirect(l.paths, l.self), nil
-	}
-	if mode == "auto" || mode == service.NameSystemd {
-		m := service.NewSystemd(a.Getenv, l.paths, l.self)
-		err := errors.New("not a systemd manager")
-		if s, ok := m.(*service.Systemd); ok {
-			err = s.Units.Ping(ctx)
-		}
-		if err == nil {
-			return m, nil
-		}
-		if mode == service.NameSystemd {
-			return nil, fmt.Errorf("MCPX_SERVICE=systemd: %w: %w", service.ErrNoServiceManager, err)
-		}
-	}
-	if runtime.GOOS == "darwin" {
-		return service.NewLaunchd(a.Getenv, l.paths, l.self), nil
-	}
-	if mode == service.NameLaunchd {
-		return nil, fmt.Errorf("MCPX_SERVICE=launchd: %w: launchd exists only on macOS", service.ErrNoServiceManager)
-	}
-	return service.NewDirect(l.paths, l.self), nil
+	m, _, err := service.Choose(ctx, a.Getenv, l.paths, l.self)
+	return m, err
 }
 
 // workDir is the directory the global -C flag selects (absolute), else the

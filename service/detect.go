@@ -31,6 +31,18 @@ var ErrNoServiceManager = errors.New("service manager not available")
 // rewritten for self. A binary in a temporary build directory (`go run`)
 // is never written into a unit: the direct manager is used instead.
 func Detect(ctx context.Context, getenv config.Getenv, paths config.Paths, self string) (m Manager, note string, err error) {
+	m, note, err = Choose(ctx, getenv, paths, self)
+	if s, ok := m.(*Systemd); ok && err == nil {
+		note, err = s.ensureInstalled(ctx)
+	}
+	return m, note, err
+}
+
+// Choose picks the manager exactly as Detect does but installs nothing, for
+// the commands that must leave the system as they found it (status,
+// daemons, resolve, doctor, logs, install, uninstall). Asking the user
+// manager whether it answers starts nothing.
+func Choose(ctx context.Context, getenv config.Getenv, paths config.Paths, self string) (m Manager, note string, err error) {
 	mode := getenv("MCPX_SERVICE")
 	switch mode {
 	case "":
@@ -50,8 +62,7 @@ func Detect(ctx context.Context, getenv config.Getenv, paths config.Paths, self 
 		s := newSystemd(getenv, paths, self)
 		err := s.Units.Ping(ctx)
 		if err == nil {
-			note, err := s.ensureInstalled(ctx)
-			return s, note, err
+			return s, "", nil
 		}
 		if mode == NameSystemd {
 			return nil, "", fmt.Errorf("MCPX_SERVICE=systemd: %w: %w", ErrNoServiceManager, err)

@@ -17,18 +17,20 @@ type stopResult struct {
 	DaemonKey  config.DaemonKey `json:"daemonKey"`
 	Manager    string           `json:"manager"`
 	WasRunning bool             `json:"wasRunning"`
+	Socket     bool             `json:"socketStopped"`
 }
 
 // stop stops this directory's daemon (or every daemon) through the service
 // manager; it never connects to a socket, so it never starts a daemon.
 //
-// --json: {"stopped": [{"daemonKey", "manager", "wasRunning"}]}.
+// --json: {"stopped": [{"daemonKey", "manager", "wasRunning", "socketStopped"}]}.
 func stopCommand(a *App) *ucli.Command {
 	return &ucli.Command{
 		Name:  "stop",
 		Usage: "stop this config's daemon (the socket stays; the next command starts it again)",
 		Flags: []ucli.Flag{
 			&ucli.BoolFlag{Name: "all", Usage: "stop every daemon"},
+			&ucli.BoolFlag{Name: "socket", Usage: "also stop the socket unit (systemd) or agent (launchd), so nothing starts the daemon until the next mcpx command sets it up again"},
 		},
 		Action: func(ctx context.Context, cmd *ucli.Command) error {
 			if cmd.NArg() > 0 {
@@ -58,10 +60,11 @@ func stopCommand(a *App) *ucli.Command {
 					return fmt.Errorf("state of daemon %s: %w", key, err)
 				}
 				running := st.Service == service.ServiceRunning
-				if err := m.Stop(ctx, key, false); err != nil {
+				if err := m.Stop(ctx, key, cmd.Bool("socket")); err != nil {
 					return fmt.Errorf("stop daemon %s: %w", key, err)
 				}
-				results = append(results, stopResult{DaemonKey: key, Manager: m.Name(), WasRunning: running})
+				results = append(results, stopResult{DaemonKey: key, Manager: m.Name(), WasRunning: running,
+					Socket: cmd.Bool("socket") && m.Name() != service.NameDirect})
 			}
 			if jsonOut(cmd) {
 				return writeJSON(a.Stdout, map[string]any{"stopped": results})
@@ -71,6 +74,9 @@ func stopCommand(a *App) *ucli.Command {
 					fmt.Fprintf(a.Stdout, "stopped daemon %s (%s)\n", r.DaemonKey, r.Manager)
 				} else {
 					fmt.Fprintf(a.Stdout, "daemon %s was not running\n", r.DaemonKey)
+				}
+				if r.Socket {
+					fmt.Fprintf(a.Stdout, "stopped the socket of daemon %s\n", r.DaemonKey)
 				}
 			}
 			return nil

@@ -322,3 +322,28 @@ func TestDirectManagerBehavesTheSame(t *testing.T) {
 		t.Fatal("status started a daemon")
 	}
 }
+
+func TestStopKeepsTheSocketUnlessAsked(t *testing.T) {
+	e, m := newSystemdEnv(t)
+	e.MustOK("call", "demo.echo", "text=x")
+	e.MustOK("stop")
+	if svc, sock := unitState(t, m, "mcpx@builtin.service"), unitState(t, m, "mcpx@builtin.socket"); svc != "inactive" || sock != "active" {
+		t.Fatalf("after stop: service %s, socket %s", svc, sock)
+	}
+	if r := e.MustOK("call", "demo.echo", "text=again"); r.Stdout != "again\n" {
+		t.Fatalf("call after stop:\n%s", r)
+	}
+	e.MustOK("stop", "--socket")
+	if svc, sock := unitState(t, m, "mcpx@builtin.service"), unitState(t, m, "mcpx@builtin.socket"); svc != "inactive" || sock != "inactive" {
+		t.Fatalf("after stop --socket: service %s, socket %s", svc, sock)
+	}
+	var st statusDoc
+	e.JSON(&st, "status")
+	if st.Socket.State != "absent" || st.Service.State == "running" {
+		t.Fatalf("status after stop --socket: %+v", st)
+	}
+	// The next command sets the socket up again and activates the daemon.
+	if r := e.MustOK("call", "demo.echo", "text=back"); r.Stdout != "back\n" {
+		t.Fatalf("call after stop --socket:\n%s", r)
+	}
+}

@@ -22,9 +22,18 @@ import (
 
 var (
 	buildOnce sync.Once
+	binDir    string
 	binPath   string
 	buildErr  error
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
 
 func mcpxBinary(t *testing.T) string {
 	t.Helper()
@@ -34,6 +43,7 @@ func mcpxBinary(t *testing.T) string {
 			buildErr = err
 			return
 		}
+		binDir = dir
 		binPath = filepath.Join(dir, "mcpx")
 		out, err := exec.Command("go", "build", "-o", binPath, "github.com/mcpx-dev/mcpx/cmd/mcpx").CombinedOutput()
 		if err != nil {

@@ -290,6 +290,16 @@ func (s *Systemd) ensure(ctx context.Context, key string) error {
 		return fmt.Errorf("start %s: %w", SocketUnit(key), err)
 	}
 	unit := SocketUnit(key)
+	// A socket left failed by a daemon that hit its start limit would
+	// refuse to start: the user running a command again is the signal to
+	// try again, so clear both units' failed state and rate counters.
+	for _, u := range []string{ServiceUnit(key), unit} {
+		if p, err := c.GetUnitPropertyContext(ctx, u, "ActiveState"); err == nil {
+			if st, _ := p.Value.Value().(string); st == "failed" {
+				_ = c.ResetFailedUnitContext(ctx, u)
+			}
+		}
+	}
 	return runJob(ctx, c, "start", unit, "active", func(ch chan<- string) (int, error) {
 		return c.StartUnitContext(ctx, unit, "replace", ch)
 	})

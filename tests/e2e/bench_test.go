@@ -15,8 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// benchEnabled gates TestPerformance: scripts/bench sets MCPX_BENCH=1 (and
-// TestMain then builds without -race, so the figures are of a real build).
+// benchEnabled gates TestPerformance: scripts/bench sets MCPX_BENCH=1.
 func benchEnabled() bool { return os.Getenv("MCPX_BENCH") == "1" }
 
 // TestPerformance measures medians of whole-command wall times, each against a

@@ -42,17 +42,32 @@ func TestPerformance(t *testing.T) {
 		lsWarm    = "`mcpx ls` from the cache, warm daemon"
 		lsCold    = "`mcpx ls` from the cache, daemon stopped (direct start)"
 		coldCall  = "`mcpx call` cold, direct manager (spawns daemon and server)"
+		linkMCP   = "Go binary that only links mcp-go's client: process start"
+		version   = "`mcpx version` (the CLI's own process start)"
+		npmOnce   = "one call with no daemon: spawn server-everything (node), initialize, call echo, exit"
+		npmWarm   = "`mcpx call everything.echo`, warm daemon"
 		sdWarm    = "`mcpx call` warm, systemd"
 		sdFirst   = "`mcpx call` first call through socket activation (service inactive)"
 	)
 
 	trivial := buildTrivial(t)
 	add(procStart, median(n, func() { mustRun(t, exec.Command(trivial)) }))
-	add(oneShot, median(n, func() { oneShotCall(t) }), procStart)
+	add(oneShot, median(n, func() { oneShotCall(t, mcpxBin, "demo-server", map[string]any{"text": "x"}) }), procStart)
 
 	e := NewEnv(t)
+	mcpGo := buildLinkingMCPGo(t)
+	add(linkMCP, median(n, func() { mustRun(t, exec.Command(mcpGo)) }), procStart)
+	add(version, median(n, func() { e.MustOK("version") }), procStart, linkMCP)
 	e.MustOK("call", "demo.echo", "text=warm")
-	add(warmCall, median(n, func() { e.MustOK("call", "demo.echo", "text=x") }), procStart, oneShot)
+	add(warmCall, median(n, func() { e.MustOK("call", "demo.echo", "text=x") }), procStart, oneShot, version)
+
+	// The point of a daemon: a real server that takes its time to start.
+	everything := npmBin(t, "mcp-server-everything")
+	add(npmOnce, median(n/3+1, func() { oneShotCall(t, everything, "stdio", map[string]any{"message": "x"}) }), procStart)
+	ne := NewEnv(t)
+	ne.WriteFile(filepath.Join(ne.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {"everything": {"command": %s}}}`, jsonString(everything)))
+	ne.MustOK("call", "everything.echo", "message=warm")
+	add(npmWarm, median(n, func() { ne.MustOK("call", "everything.echo", "message=x") }), npmOnce)
 
 	e.MustOK("refresh")
 	add(lsWarm, median(n, func() { e.MustOK("ls") }), procStart)
@@ -141,12 +156,33 @@ func buildTrivial(t *testing.T) string {
 	return bin
 }
 
+// buildLinkingMCPGo builds a program that does nothing but link mcp-go's
+// client: the package initialisation every binary using it pays (mcp-go's
+// transports import its server, which compiles JSON Schema meta-schemas at
+// init).
+func buildLinkingMCPGo(t *testing.T) string {
+	dir, err := os.MkdirTemp(filepath.Join(repoRoot, "bin"), "linkmcp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	src := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(src, []byte("package main\n\nimport _ \"github.com/mark3labs/mcp-go/client\"\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "linkmcp")
+	cmd := exec.Command("go", "build", "-o", bin, src)
+	cmd.Dir = repoRoot
+	mustRun(t, cmd)
+	return bin
+}
+
 // oneShotCall is what a tool without a daemon does for every call: spawn the
-// server, initialize, call, stop it.
-func oneShotCall(t *testing.T) {
+// server, initialize, call echo, stop it.
+func oneShotCall(t *testing.T, command, arg string, args map[string]any) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := client.NewStdioMCPClient(mcpxBin, nil, "demo-server")
+	c, err := client.NewStdioMCPClient(command, nil, arg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +195,7 @@ func oneShotCall(t *testing.T) {
 	}
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "echo"
-	req.Params.Arguments = map[string]any{"text": "x"}
+	req.Params.Arguments = args
 	if _, err := c.CallTool(ctx, req); err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,9 @@ func (d *doc) pos(off int) (line, col int) {
 		off = 0
 	}
 	lineStart := bytes.LastIndexByte(d.src[:off], '\n') + 1
+	if lineStart == 0 && bytes.HasPrefix(d.src, bom) && off >= len(bom) {
+		lineStart = len(bom) // editors do not show the byte-order mark
+	}
 	line = bytes.Count(d.src[:off], []byte{'\n'}) + 1
 	col = utf8.RuneCount(d.src[lineStart:off]) + 1
 	return line, col
@@ -108,7 +111,7 @@ func (d *doc) syntaxError(err error) error {
 // of an unterminated block comment, or -1.
 func blank(src []byte) (b []byte, open int) {
 	b = bytes.Clone(src)
-	if bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) {
+	if bytes.HasPrefix(b, bom) {
 		copy(b, "   ")
 	}
 	space := func(from, to int) {
@@ -175,6 +178,9 @@ func blank(src []byte) (b []byte, open int) {
 	}
 	return b, -1
 }
+
+// bom is the UTF-8 byte-order mark some editors write at the start of a file.
+var bom = []byte("\xef\xbb\xbf")
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 

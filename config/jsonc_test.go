@@ -40,6 +40,7 @@ func TestJSONCErrorsArePositioned(t *testing.T) {
 	}{
 		{"missing colon", "{\n  \"mcpServers\": {\n    \"a\": {\"command\" \"x\"}\n  }\n}", 3, 21, ErrSyntax, "after object key"},
 		{"double comma", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",, }\n  }\n}", 3, 26, ErrSyntax, "','"},
+		{"byte-order mark is not a column", "\ufeff{\"mcpServers\" 1}", 1, 15, ErrSyntax, "after object key"},
 		{"column counts characters", "{\"mcpServers\": {\"é\": {\"command\" 1}}}", 1, 33, ErrSyntax, ""},
 		{"unexpected end", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"\n", 3, 25, ErrSyntax, "end of JSON"},
 		{"unterminated comment", "{\n  /* open\n}", 2, 3, ErrSyntax, "unterminated"},

@@ -18,10 +18,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -265,17 +267,30 @@ func notListening(err error) bool {
 	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
-// notProcessed reports whether a request that failed with err never reached
-// a handler: the connection broke before any response byte. Under systemd a
-// restarting daemon closes connections it accepted but did not serve; the
-// request is then safe to send again on a fresh connection.
-func notProcessed(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+// retryable reports whether a request that failed with err may be sent
+// again on a fresh connection. It may when the daemon provably did not read
+// it: it was never fully written (the connection closed first), the
+// connection was reset with our request unread (a listener closed under a
+// queued connection), or our write was refused. A GET may also be repeated
+// after a plain EOF (the daemon went away before answering). Anything else
+// may have been read and acted on before the connection closed (a daemon
+// killed in the middle of a call, or closing calls that overran its shutdown
+// grace), and running a tool twice is worse than reporting the failure.
+// A failed dial is never retried here: dial already activated and waited.
+func retryable(method string, written bool, err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	if !written || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	return method == http.MethodGet && errors.Is(err, io.EOF)
 }
 
-// do sends one request and decodes a 2xx JSON answer into out. Idempotent
-// requests are retried up to three times when the connection broke before an
-// answer; others (a call) once.
+// do sends one request and decodes a 2xx JSON answer into out. A request
+// that failed in a way retryable allows is sent again: a GET up to three
+// more times, anything else (a call) once.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any) error {
 	if err := c.prepare(); err != nil {
 		return err
@@ -297,7 +312,9 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	}
 	var resp *http.Response
 	for i := 1; ; i++ {
-		req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(payload))
+		var written atomic.Bool
+		trace := &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) { written.Store(w.Err == nil) }}
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), method, u, bytes.NewReader(payload))
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", method, path, err)
 		}
@@ -311,7 +328,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		if ctx.Err() != nil {
 			return fmt.Errorf("%s %s: %w", method, path, ctx.Err())
 		}
-		if i >= attempts || !notProcessed(err) {
+		if i >= attempts || !retryable(method, written.Load(), err) {
 			return fmt.Errorf("%s %s on %s: %w: %w", method, path, c.socket, ErrDaemonUnavailable, unwrapURL(err))
 		}
 		time.Sleep(time.Duration(i) * 20 * time.Millisecond)

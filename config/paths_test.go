@@ -139,3 +139,29 @@ func TestEnsureRuntime(t *testing.T) {
 		t.Fatalf("short socket dir %s: %v %v", short, fi, err)
 	}
 }
+
+func TestEnsureRuntimeRefusesUnsafeDirs(t *testing.T) {
+	root := tempRoot(t)
+	open := filepath.Join(root, "open", "mcpx")
+	if err := os.MkdirAll(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o755); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	if err := (Paths{Runtime: open}).EnsureRuntime(); !errors.Is(err, ErrUnsafeDir) {
+		t.Errorf("EnsureRuntime(0755 dir) = %v, want ErrUnsafeDir", err)
+	}
+
+	target := filepath.Join(root, "target")
+	if err := os.Mkdir(target, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "link")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := (Paths{Runtime: link}).EnsureRuntime(); !errors.Is(err, ErrUnsafeDir) {
+		t.Errorf("EnsureRuntime(symlink) = %v, want ErrUnsafeDir", err)
+	}
+}

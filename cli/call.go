@@ -122,7 +122,11 @@ func (a *App) callConfirmed(ctx context.Context, c *client.Client, req api.CallR
 			if !a.Terminal {
 				return nil, &exitError{ExitPolicy, fmt.Sprintf("%s is destructive and needs confirmation; pass --yes to call it.", name)}
 			}
-			if !a.confirm(fmt.Sprintf("Call %s (destructive)? [y/N] ", name)) {
+			ok, err := a.confirm(ctx, fmt.Sprintf("Call %s (destructive)? [y/N] ", name))
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
 				return nil, &exitError{ExitPolicy, fmt.Sprintf("%s not called.", name)}
 			}
 			req.Confirmed = true
@@ -138,15 +142,28 @@ func (a *App) callConfirmed(ctx context.Context, c *client.Client, req api.CallR
 	}
 }
 
-// confirm asks on stderr and reads one line from stdin.
-func (a *App) confirm(question string) bool {
+// confirm asks on stderr and reads one line from stdin. An interrupt
+// (ctx done) while waiting for the answer ends the wait with ctx's error:
+// the read itself cannot be cancelled, so it is left to the exiting
+// process.
+func (a *App) confirm(ctx context.Context, question string) (bool, error) {
 	fmt.Fprint(a.Stderr, question)
-	line, _ := bufio.NewReader(a.Stdin).ReadString('\n')
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
-		return true
+	answer := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(a.Stdin).ReadString('\n')
+		answer <- line
+	}()
+	select {
+	case line := <-answer:
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			return true, nil
+		}
+		return false, nil
+	case <-ctx.Done():
+		fmt.Fprintln(a.Stderr)
+		return false, ctx.Err()
 	}
-	return false
 }
 
 // contentItem is the part of an MCP content item the text rendering reads.

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -131,6 +133,37 @@ func TestSaveBlobsNamesAndNeverOverwrites(t *testing.T) {
 	for _, name := range []string{"shot-2.png", "shot-2-1.png", "evil.txt", "evil-1.txt"} {
 		if b, err := os.ReadFile(out + "/" + name); err != nil || string(b) != "PNG" {
 			t.Errorf("%s: %q, %v", name, b, err)
+		}
+	}
+}
+
+// An interrupt while the prompt waits for an answer ends the wait: the call
+// is not made and the run ends as interrupted, not stuck on stdin.
+func TestConfirmEndsOnInterrupt(t *testing.T) {
+	r, w := io.Pipe() // a terminal nobody types into
+	defer w.Close()
+	var stderr bytes.Buffer
+	a := &App{Stdin: r, Stderr: &stderr}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ok, err := a.confirm(ctx, "Call demo.delete_note (destructive)? [y/N] ")
+	if ok || !errors.Is(err, context.Canceled) {
+		t.Fatalf("confirm = %v, %v; want false, context.Canceled", ok, err)
+	}
+	if code, _ := a.describe(err); code != ExitInterrupted {
+		t.Fatalf("exit code %d, want %d", code, ExitInterrupted)
+	}
+	if !strings.Contains(stderr.String(), "[y/N]") {
+		t.Fatalf("no prompt on stderr: %q", stderr.String())
+	}
+}
+
+func TestConfirmReadsAnswer(t *testing.T) {
+	for answer, want := range map[string]bool{"y\n": true, "YES\n": true, "n\n": false, "\n": false, "": false} {
+		a := &App{Stdin: strings.NewReader(answer), Stderr: io.Discard}
+		ok, err := a.confirm(context.Background(), "? ")
+		if ok != want || err != nil {
+			t.Errorf("answer %q: confirm = %v, %v; want %v", answer, ok, err, want)
 		}
 	}
 }

@@ -115,7 +115,8 @@ func TestSnapshotOfAnotherFormatIsNotServed(t *testing.T) {
 	}
 	// A ref that claims the current format does not make an old blob usable.
 	writeRef(SnapshotFormat())
-	if _, err := c.Load(h); !errors.As(err, &miss) || miss.Reason != ReasonFormat {
+	_, err = c.Load(h)
+	if !errors.As(err, &miss) || miss.Reason != ReasonFormat {
 		t.Fatalf("Load(old blob, current ref) = %v; want MissError format", err)
 	}
 	if !strings.Contains(err.Error(), string(h)) {

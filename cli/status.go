@@ -31,7 +31,8 @@ type statusDoc struct {
 	Binary          string `json:"binary"`
 	InstalledBinary string `json:"installedBinary"`
 	BinaryMismatch  bool   `json:"binaryMismatch"`
-	// Live is the daemon's own GET /v1/status, only when it already runs.
+	// Live is the daemon's own GET /v1/status, only when it already runs
+	// and is not stopping (service.State.Serving).
 	Live *api.Status `json:"live"`
 	// LiveError says why Live is null although the service runs.
 	LiveError string `json:"liveError,omitempty"`
@@ -120,7 +121,7 @@ func (a *App) status(ctx context.Context, cmd *ucli.Command) (*statusDoc, error)
 	}
 	doc.InstalledBinary = installedBinary(m, t.key, st)
 	doc.BinaryMismatch = doc.InstalledBinary != "" && doc.InstalledBinary != l.self
-	if st.Service == service.ServiceRunning {
+	if st.Serving() {
 		live, err := liveStatus(ctx, t.socket)
 		if err != nil {
 			doc.LiveError = err.Error()

@@ -49,6 +49,22 @@ type State struct {
 	Detail map[string]string `json:"detail,omitempty"`
 }
 
+// Serving reports whether a daemon process is up and staying up, so that
+// connecting to the socket reaches it and cannot activate another one.
+// A systemd service that is still deactivating is not serving: a connection
+// queued now would make systemd start the service again once it stops.
+// (Between State and a connection the daemon may still exit; callers that
+// must never activate keep that window to one request.)
+func (s State) Serving() bool {
+	if s.Service != ServiceRunning {
+		return false
+	}
+	if as, ok := s.Detail["serviceActiveState"]; ok {
+		return as == "active"
+	}
+	return true
+}
+
 // Manager is one way of owning daemons. Implementations must be safe for use
 // by one CLI invocation at a time (they are not shared across goroutines).
 type Manager interface {

@@ -225,3 +225,23 @@ func TestSystemdStates(t *testing.T) {
 		t.Fatalf("after Uninstall: %+v", st)
 	}
 }
+
+// status connects only to a daemon that is up and staying up: a service
+// still deactivating would be started again by a queued connection.
+func TestServingOnlyWhenActive(t *testing.T) {
+	s := &Systemd{Units: units.New(func(string) string { return "" }, "/usr/bin/mcpx")}
+	for active, want := range map[string]bool{"active": true, "activating": false, "deactivating": false, "reloading": false, "inactive": false, "failed": false} {
+		st := s.fromUnits(units.KeyState{Key: "k",
+			Socket:  units.UnitState{Name: "mcpx@k.socket", LoadState: "loaded", ActiveState: "active"},
+			Service: units.UnitState{Name: "mcpx@k.service", LoadState: "loaded", ActiveState: active}})
+		if got := st.Serving(); got != want {
+			t.Errorf("service %s: Serving() = %v, want %v", active, got, want)
+		}
+	}
+	if !(State{Service: ServiceRunning}).Serving() {
+		t.Error("a running direct daemon is serving")
+	}
+	if (State{Service: ServiceStale}).Serving() {
+		t.Error("a stale direct daemon is not serving")
+	}
+}

@@ -62,7 +62,7 @@ func logsCommand(a *App) *ucli.Command {
 			path := l.paths.Log(t.key)
 			err = tailFile(ctx, a.Stdout, path, n, follow, 200*time.Millisecond)
 			if errors.Is(err, fs.ErrNotExist) {
-				return &exitError{code: ExitUnavailable, msg: fmt.Sprintf("mcpx: no log yet for daemon %s (%s). It is written once the daemon has started.", t.key, path)}
+				return &exitError{code: ExitUnavailable, msg: fmt.Sprintf("no log yet for daemon %s (%s). It is written once the daemon has started.", t.key, path)}
 			}
 			return err
 		},

@@ -212,3 +212,20 @@ func TestInitRefusesToOverwrite(t *testing.T) {
 		t.Fatalf("second init: code %d, stderr %q", code, errs)
 	}
 }
+
+// Errors the commands word themselves get the "mcpx: " prefix once.
+func TestCommandErrorsArePrefixedOnce(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"logs"}, ExitUnavailable},
+		{[]string{"resolve", filepath.Join(e.dir, "missing")}, ExitUsage},
+	} {
+		code, _, errs := e.run(tc.args...)
+		if code != tc.code || !strings.HasPrefix(errs, "mcpx: ") || strings.Contains(errs, "mcpx: mcpx:") {
+			t.Errorf("%v: code %d, stderr %q; want code %d and one \"mcpx: \" prefix", tc.args, code, errs, tc.code)
+		}
+	}
+}

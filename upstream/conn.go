@@ -244,13 +244,26 @@ func (cn *conn) listAll(ctx context.Context, method, field string) ([]json.RawMe
 	}
 }
 
-// lost is closed when a stdio server is known to have exited; nil (never
-// ready) for network transports.
+// lost is closed when a stdio server's stderr reached EOF, which usually
+// means it exited (confirm with answers); nil (never ready) for network
+// transports.
 func (cn *conn) lost() <-chan struct{} {
 	if cn.proc == nil {
 		return nil
 	}
 	return cn.proc.exited
+}
+
+// answers reports whether the server still answers a ping. A server may
+// close or redirect its stderr and keep serving, so stderr EOF alone does not
+// prove it exited; a dead one fails the ping at once (stdin or stdout is
+// closed), a wedged one within the bound.
+func (cn *conn) answers() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err := cn.request(ctx, string(mcp.MethodPing), nil)
+	var re *RPCError
+	return err == nil || errors.As(err, &re)
 }
 
 // stderrTail is a stdio server's stderr tail after it exited ("" otherwise).

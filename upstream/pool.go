@@ -461,6 +461,9 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 		go func() {
 			select {
 			case <-lost:
+				if cn.answers() { // it closed its stderr, it did not exit
+					return
+				}
 				p.mu.Lock()
 				if !in.gone {
 					p.logf("upstream: %s exited", pl.name)

@@ -25,8 +25,8 @@ type proc struct {
 	// errW is the parent's copy of the stderr pipe's write end, closed right
 	// after the child starts so that EOF means "every holder exited".
 	errW *os.File
-	// exited is closed when stderr reaches EOF: the server and everything
-	// in its group that shared its stderr are gone.
+	// exited is closed when stderr reaches EOF: every holder of the write
+	// end exited or closed it (a server may close its stderr and live on).
 	exited chan struct{}
 }
 

@@ -708,3 +708,29 @@ func TestHugeResult(t *testing.T) {
 		t.Errorf("huge returned %d bytes, want %d", len(got), n)
 	}
 }
+
+// TestStderrClosedServerKept runs a server that closes its stderr at
+// start: stderr EOF alone must not count as the server exiting.
+func TestStderrClosedServerKept(t *testing.T) {
+	p := newPools(t, Options{})
+	spec := Spec{
+		Server: &config.Server{Name: "quiet", Command: "sh", Args: []string{"-c", `exec "$0" 2>&-`, fixtureBin},
+			Transport: config.TransportStdio},
+		Hash: "quiet",
+		Env:  os.Environ(),
+	}
+	a := pidOf(t, p, spec, Caller{})
+	if b := pidOf(t, p, spec, Caller{}); b != a {
+		t.Errorf("a live server was replaced: pid %d, then %d", a, b)
+	}
+	// Its death is found by the next call, not by stderr.
+	if err := syscall.Kill(a, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p.Call(context.Background(), spec, Caller{}, "pid", nil)
+	var ee *ExitError
+	if !errors.As(err, &ee) {
+		t.Errorf("call to the killed server: %v, want *ExitError", err)
+	}
+	eventually(t, "the dead instance to be dropped", func() bool { return p.Live(spec.Hash) == 0 })
+}

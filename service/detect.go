@@ -57,6 +57,9 @@ func Choose(ctx context.Context, getenv config.Getenv, paths config.Paths, self 
 	if why := unfitForUnits(self); why != "" {
 		return NewDirect(paths, self), why + "; using the direct manager (the daemon is started by mcpx itself)", nil
 	}
+	if why := socketOutsideRuntime(paths); why != "" && mode != NameLaunchd {
+		return NewDirect(paths, self), why + "; using the direct manager (the daemon is started by mcpx itself)", nil
+	}
 
 	if mode == "auto" || mode == NameSystemd {
 		s := newSystemd(getenv, paths, self)
@@ -118,6 +121,18 @@ func unfitForUnits(self string) string {
 	}
 	if _, err := units.QuoteExec(self); err != nil {
 		return fmt.Sprintf("the binary path cannot be written into a unit (%v)", err)
+	}
+	return ""
+}
+
+// socketOutsideRuntime says why a systemd socket unit cannot serve the
+// sockets mcpx dials, or "". The unit listens on %t/mcpx/<key>.sock, but
+// when that path is too long for a unix socket, config.Paths moves the
+// socket to a short directory the unit does not know about.
+func socketOutsideRuntime(paths config.Paths) string {
+	longest := config.DaemonKey(strings.Repeat("0", 12)) // keys are 12 hex digits or "builtin"
+	if sock := paths.Socket(longest); filepath.Dir(sock) != paths.Runtime {
+		return fmt.Sprintf("socket paths under %s are too long for a unix socket (mcpx uses %s)", paths.Runtime, filepath.Dir(sock))
 	}
 	return ""
 }

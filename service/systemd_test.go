@@ -245,3 +245,24 @@ func TestServingOnlyWhenActive(t *testing.T) {
 		t.Error("a stale direct daemon is not serving")
 	}
 }
+
+// A runtime directory so deep that socket paths move to a short fallback
+// directory cannot be served by the socket unit (%t/mcpx/<key>.sock): even
+// with MCPX_SERVICE=systemd and a manager answering, mcpx must use direct.
+func TestDetectFallsBackWhenSocketPathsLeaveTheRuntimeDir(t *testing.T) {
+	dir := t.TempDir()
+	deep := filepath.Join(dir, strings.Repeat("d", 90))
+	env := map[string]string{"HOME": dir, "XDG_RUNTIME_DIR": deep, "MCPX_SERVICE": "systemd"}
+	getenv := func(k string) string { return env[k] }
+	paths, err := config.DefaultPaths(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(paths.Socket("0123456789ab")) == paths.Runtime {
+		t.Fatalf("test setup: %s is not long enough to move the socket", paths.Runtime)
+	}
+	m, note, err := Choose(context.Background(), getenv, paths, "/usr/bin/mcpx")
+	if err != nil || m.Name() != NameDirect || !strings.Contains(note, "too long") {
+		t.Fatalf("Choose with a deep runtime dir: %v, %q, %v", m, note, err)
+	}
+}

@@ -147,34 +147,59 @@ func (p policy) needsAnnotations() bool {
 	return p.destructive != config.PolicyAllow || p.unannotated != config.PolicyAllow
 }
 
-// hintsOf classifies a tool: destructive (destructiveHint true, readOnlyHint
-// not true), unannotated (neither hint present), or neither.
-func hintsOf(t api.Tool) (destructive, unannotated bool) {
+// hint is what a tool's annotations say about its destructiveness.
+type hint int
+
+const (
+	// hintSafe: readOnlyHint true, or destructiveHint explicitly false.
+	hintSafe hint = iota
+	// hintDestructive: destructiveHint true and readOnlyHint not true.
+	hintDestructive
+	// hintUnannotated: no destructiveHint and readOnlyHint not true, so only
+	// the spec's default (destructive) describes the tool. An empty
+	// "annotations": {} (what mcp-go sends for a tool without hints), one
+	// with only a title or idempotentHint, and "readOnlyHint": false alone
+	// all count.
+	hintUnannotated
+	// hintMalformed: annotations that do not decode (not an object, a hint
+	// that is not a boolean). They cannot be trusted to say the tool is
+	// harmless, so the destructive rule applies: the policy fails closed.
+	hintMalformed
+)
+
+// hintOf classifies t.
+func hintOf(t api.Tool) hint {
 	var a struct {
 		ReadOnly    *bool `json:"readOnlyHint"`
 		Destructive *bool `json:"destructiveHint"`
 	}
 	if len(t.Annotations) > 0 {
-		_ = json.Unmarshal(t.Annotations, &a) // a malformed object counts as no annotations
+		if err := json.Unmarshal(t.Annotations, &a); err != nil {
+			return hintMalformed
+		}
 	}
-	if a.ReadOnly == nil && a.Destructive == nil {
-		return false, true
+	switch {
+	case a.ReadOnly != nil && *a.ReadOnly:
+		return hintSafe
+	case a.Destructive == nil:
+		return hintUnannotated
+	case *a.Destructive:
+		return hintDestructive
+	default:
+		return hintSafe
 	}
-	if a.ReadOnly != nil && *a.ReadOnly {
-		return false, false
-	}
-	return a.Destructive != nil && *a.Destructive, false
 }
 
 // check applies the policy to one call.
 func (p policy) check(ns string, t api.Tool, confirmed bool) error {
-	destructive, unannotated := hintsOf(t)
 	var rule, why string
-	switch {
-	case destructive:
+	switch h := hintOf(t); {
+	case h == hintDestructive:
 		rule, why = p.destructive, "is marked destructive"
-	case unannotated && p.unannotated == config.PolicyConfirm:
-		rule, why = config.PolicyConfirm, "declares no annotations (policy.unannotated is confirm)"
+	case h == hintMalformed:
+		rule, why = p.destructive, "has annotations mcpx cannot read, so it is treated as destructive"
+	case h == hintUnannotated && p.unannotated == config.PolicyConfirm:
+		rule, why = config.PolicyConfirm, "does not say whether it is destructive (policy.unannotated is confirm)"
 	default:
 		return nil
 	}

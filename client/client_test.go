@@ -134,24 +134,3 @@ func TestCallResetUnreadIsRetried(t *testing.T) {
 		t.Fatalf("the call was sent %d times, want 2", n)
 	}
 }
-
-// A connection closed before the request was written carried nothing: the
-// call is sent again.
-func TestCallClosedBeforeWriteIsRetried(t *testing.T) {
-	c, ln := newTestClient(t)
-	count := serve(ln, func(n int64, conn net.Conn) {
-		if n == 1 {
-			conn.Close()
-			return
-		}
-		readRequest(t, conn)
-		io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
-		conn.Close()
-	})
-	if _, err := c.Call(context.Background(), api.CallRequest{Namespace: "demo", Tool: "echo"}); err != nil {
-		t.Fatalf("Call: %v", err)
-	}
-	if n := count.Load(); n != 2 {
-		t.Fatalf("the call was sent %d times, want 2", n)
-	}
-}

@@ -72,6 +72,10 @@ type Pools struct {
 	cooldownMax  time.Duration
 	stopGrace    time.Duration // each wait of the stop sequence
 
+	// life ends at Close, cutting starts in progress short.
+	life    context.Context
+	endLife context.CancelFunc
+
 	mu     sync.Mutex
 	pools  map[config.ServerHash]*pool
 	closed bool
@@ -112,8 +116,11 @@ type instance struct {
 
 // New returns an empty pool set.
 func New(opts Options) *Pools {
+	life, endLife := context.WithCancel(context.Background())
 	return &Pools{
 		opts:         opts,
+		life:         life,
+		endLife:      endLife,
 		now:          time.Now,
 		cooldownBase: time.Second,
 		cooldownMax:  30 * time.Second,
@@ -413,6 +420,7 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 	}
 	hash := spec.Hash
 	startCtx, cancel := context.WithTimeout(ctx, l.start)
+	unhook := context.AfterFunc(p.life, cancel) // Close ends the start
 	cn, tail, err := dial(startCtx, dialParams{
 		spec:            spec,
 		dir:             dir,
@@ -421,6 +429,7 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 		startTimeout:    l.start,
 		onNotification:  p.notificationHandler(hash),
 	}, p.stopGrace)
+	unhook()
 	cancel()
 
 	p.mu.Lock()
@@ -429,6 +438,9 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 	if err != nil {
 		p.remove(pl, in)
 		close(in.ready)
+		if p.closed {
+			return nil, ErrClosed
+		}
 		if ctx.Err() != nil { // the caller gave up; not the server's fault
 			return nil, fmt.Errorf("start server %s: %w", pl.name, ctx.Err())
 		}
@@ -642,11 +654,12 @@ func (p *Pools) Retain(ctx context.Context, keep map[config.ServerHash]bool) {
 }
 
 // Close stops everything (stdin close → SIGTERM → SIGKILL on the group),
-// calls in flight included, and waits for the processes to be gone or ctx
-// to end. Later Calls fail with ErrClosed.
+// starts and calls in flight included, and waits for the processes to be
+// gone or ctx to end. Later Calls fail with ErrClosed.
 func (p *Pools) Close(ctx context.Context) error {
 	p.mu.Lock()
 	p.closed = true
+	p.endLife()
 	for hash, pl := range p.pools {
 		for _, in := range slices.Clone(pl.insts) {
 			if in.conn != nil {

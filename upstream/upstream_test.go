@@ -734,3 +734,43 @@ func TestStderrClosedServerKept(t *testing.T) {
 	}
 	eventually(t, "the dead instance to be dropped", func() bool { return p.Live(spec.Hash) == 0 })
 }
+
+// TestCloseDuringStart closes the pools while a server hangs in its start:
+// Close cuts the start short instead of waiting out startTimeout, and the
+// process is gone when Close returns.
+func TestCloseDuringStart(t *testing.T) {
+	p := New(Options{})
+	p.stopGrace = 200 * time.Millisecond
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	spec := Spec{
+		Server: &config.Server{Name: "hang", Command: "sh",
+			Args:      []string{"-c", `echo $$ > "$0"; exec "$1"`, pidFile, fixtureBin},
+			Env:       map[string]string{"FIXTURE_HANG_START": "1"},
+			Transport: config.TransportStdio,
+			Options:   config.Options{StartTimeout: config.Duration(time.Hour)}},
+		Hash: "hang",
+		Env:  os.Environ(),
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Call(context.Background(), spec, Caller{}, "echo", nil)
+		done <- err
+	}()
+	var pid int
+	eventually(t, "the server to start", func() bool {
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid > 0
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := p.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if !processGone(pid) {
+		t.Errorf("process group %d survived Close", pid)
+	}
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Errorf("call whose start was cut short: %v, want ErrClosed", err)
+	}
+}

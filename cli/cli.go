@@ -40,9 +40,9 @@ type Hooks struct {
 // Exit codes (DESIGN §8).
 const (
 	ExitOK          = 0
-	ExitToolError   = 1 // the tool returned isError (or an unclassified failure)
+	ExitToolError   = 1 // the tool returned isError (or the server answered the call with an error)
 	ExitUsage       = 2 // usage or configuration error
-	ExitUnavailable = 3 // daemon or transport failure
+	ExitUnavailable = 3 // daemon or transport failure, or any other failure of mcpx itself
 	ExitPolicy      = 4 // refused by policy
 	ExitInterrupted = 130
 )

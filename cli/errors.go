@@ -97,7 +97,9 @@ func classify(err error) (code int, what, hint, tail string) {
 	case errors.Is(err, client.ErrDaemonUnavailable), errors.Is(err, context.DeadlineExceeded):
 		return ExitUnavailable, err.Error(), "run `mcpx status`", ""
 	default:
-		return ExitToolError, err.Error(), "", ""
+		// Exit 1 belongs to the tool's own isError: any other failure of
+		// mcpx to do the job (I/O, an answer it cannot read) is 3.
+		return ExitUnavailable, err.Error(), "", ""
 	}
 }
 

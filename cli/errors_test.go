@@ -53,7 +53,7 @@ func TestExitCodeMapping(t *testing.T) {
 			ExitUnavailable, []string{"exit status 2", "  | boom"}},
 		{"interrupted", fmt.Errorf("POST /v1/call: %w", context.Canceled), ExitInterrupted, nil},
 		{"silent", silent(ExitToolError), ExitToolError, nil},
-		{"other", errors.New("disk full"), ExitToolError, []string{"mcpx: disk full."}},
+		{"other", errors.New("disk full"), ExitUnavailable, []string{"mcpx: disk full."}},
 	}
 	a := &App{}
 	for _, c := range cases {

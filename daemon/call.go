@@ -49,19 +49,30 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 	}
 	snap := d.snapshot(st, s.Name)
 	pol := effectivePolicy(s.Options.Policy)
+	fetched := false
 	if !usable(snap) && pol.needsAnnotations() {
 		// The policy needs the tool's annotations: read them now.
-		snap, err = d.fetch(r.Context(), st, s.Name)
-		if err != nil {
-			if e := cannotRun(err); e != nil {
-				e.body.Namespace, e.body.Tool = s.Name, req.Tool
-				return e
-			}
-			return annotationsUnknown(s.Name, req.Tool, err)
+		if snap, err = d.fetch(r.Context(), st, s.Name); err != nil {
+			return refuseUnlisted(s.Name, req.Tool, err)
 		}
+		fetched = true
 	}
 	if usable(snap) {
 		t, err := findTool(s.Name, req.Tool, tools(s, snap))
+		if err != nil && !fetched {
+			// The snapshot may predate the tool (a server that added it
+			// without list_changed): read the list once more. The call
+			// is refused unless the fresh list has the tool.
+			fresh, ferr := d.fetch(r.Context(), st, s.Name)
+			if ferr != nil {
+				if pol.needsAnnotations() {
+					return refuseUnlisted(s.Name, req.Tool, ferr)
+				}
+				return err
+			}
+			snap = fresh
+			t, err = findTool(s.Name, req.Tool, tools(s, snap))
+		}
 		if err != nil {
 			return err
 		}
@@ -93,6 +104,17 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 		return apiErr(http.StatusBadGateway, api.CodeTransport, "result of %s.%s: %v", s.Name, req.Tool, err)
 	}
 	return writeJSON(w, resp)
+}
+
+// refuseUnlisted is the answer to a call whose tool list could not be read
+// (err) although the policy needs it: the call is refused, naming why the
+// server cannot run when that is the cause.
+func refuseUnlisted(ns, tool string, err error) error {
+	if e := cannotRun(err); e != nil {
+		e.body.Namespace, e.body.Tool = ns, tool
+		return e
+	}
+	return annotationsUnknown(ns, tool, err)
 }
 
 // cannotRun returns the mapped error when the listing failed because the

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"time"
 
+	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
@@ -85,5 +87,46 @@ func TestPolicyCodes(t *testing.T) {
 	if err := effectivePolicy(config.Policy{Destructive: config.PolicyDeny}).check("ns", tool, true); !errors.As(err, &he) ||
 		he.body.Code != api.CodePolicyDenied {
 		t.Errorf("deny: %v", err)
+	}
+}
+
+// saveSnapshot writes a snapshot for ns as if an earlier fetch had made it.
+func (d *testDaemon) saveSnapshot(ns string, snap *cache.Snapshot) {
+	d.t.Helper()
+	store, err := cache.OpenStore(d.w.paths.CAS())
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	snap.ServerHash = config.ServerHash(d.namespaces()[ns].ServerHash)
+	if err := cache.NewSchemas(store, d.w.paths.Schemas()).Save(snap); err != nil {
+		d.t.Fatal(err)
+	}
+}
+
+func TestStaleSnapshotIsReadAgainForAMissingTool(t *testing.T) {
+	_, d, _ := startFixture(t)
+	// A snapshot from before the server had delete_note.
+	now := time.Now().UTC()
+	d.saveSnapshot("fx", &cache.Snapshot{FetchedAt: &now, Tools: []json.RawMessage{
+		json.RawMessage(`{"name":"echo","annotations":{"readOnlyHint":true},"inputSchema":{"type":"object"}}`),
+	}})
+	if ns := d.namespaces()["fx"]; ns.State != api.StateCached || ns.Tools != 1 {
+		t.Fatalf("fx with the old snapshot: %+v", ns)
+	}
+	// The fresh list has delete_note, destructive: asked, not "no such tool".
+	code, _, e := d.call("fx", "delete_note", `{"name":"n"}`, false)
+	if code != http.StatusConflict || e.Code != api.CodeConfirmation {
+		t.Fatalf("delete_note missing from the old snapshot: %d %+v", code, e)
+	}
+	if ns := d.namespaces()["fx"]; ns.Tools <= 1 {
+		t.Errorf("snapshot not replaced by the fresh list: %+v", ns)
+	}
+	if _, _, e := d.call("fx", "delete_note", `{"name":"n"}`, true); e != nil {
+		t.Errorf("confirmed: %+v", e)
+	}
+	// A tool that is in no list is still unknown.
+	code, _, e = d.call("fx", "delete_notes", `{}`, true)
+	if code != http.StatusNotFound || e.Code != api.CodeUnknownTool || e.Suggestion != "delete_note" {
+		t.Errorf("unknown tool: %d %+v", code, e)
 	}
 }

@@ -96,7 +96,9 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 		e.body.Tool = req.Tool
 		return e
 	}
-	if snap == nil {
+	if !usable(snap) {
+		// No snapshot, or one recording a failed listing: the server
+		// answers now, so read its list for the next `ls`.
 		d.fetchLater(st, s.Name)
 	}
 	resp, err := d.extractBlobs(raw)

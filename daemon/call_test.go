@@ -130,3 +130,18 @@ func TestStaleSnapshotIsReadAgainForAMissingTool(t *testing.T) {
 		t.Errorf("unknown tool: %d %+v", code, e)
 	}
 }
+
+func TestCallAfterFailedListingRefetchesInBackground(t *testing.T) {
+	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@", "mcpx": {"policy": {"destructive": "allow"}}}}}`)
+	d := w.start()
+	// The last listing failed (say, a slow start); the policy needs no
+	// annotations, so calls go through, and the list is read again.
+	d.saveSnapshot("a", &cache.Snapshot{Error: "timed out", Tools: []json.RawMessage{}})
+	if ns := d.namespaces()["a"]; ns.State != api.StateError {
+		t.Fatalf("a before the call: %+v", ns)
+	}
+	if _, _, e := d.call("a", "echo", `{"text":"x"}`, false); e != nil {
+		t.Fatal(e)
+	}
+	eventually(t, "a's tools to be read again", func() bool { return d.namespaces()["a"].State == api.StateCached })
+}

@@ -206,3 +206,18 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+func TestJSONLinesSplitsWritesIntoObjects(t *testing.T) {
+	var out strings.Builder
+	j := &jsonLines{w: &out}
+	for _, chunk := range []string{"first li", "ne\nsecond \"quoted\"\nthi", "rd"} {
+		if _, err := j.Write([]byte(chunk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.flush()
+	want := `{"message":"first line"}` + "\n" + `{"message":"second \"quoted\""}` + "\n" + `{"message":"third"}` + "\n"
+	if out.String() != want {
+		t.Fatalf("got %q, want %q", out.String(), want)
+	}
+}

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +21,9 @@ func init() { register(logsCommand) }
 
 // logs shows the daemon's log: the journal under systemd, else the log file
 // the direct manager (or the launchd agent) writes.
+//
+// --json prints JSON Lines: journalctl's own `-o json` objects under
+// systemd, else one {"message": "<line>"} object per log line.
 func logsCommand(a *App) *ucli.Command {
 	return &ucli.Command{
 		Name:  "logs",
@@ -51,6 +56,9 @@ func logsCommand(a *App) *ucli.Command {
 					if follow {
 						args = append(args, "-f")
 					}
+					if jsonOut(cmd) {
+						args = append(args, "-o", "json")
+					}
 					c := exec.CommandContext(ctx, jc, args...)
 					c.Stdout, c.Stderr = a.Stdout, a.Stderr
 					if err := c.Run(); err != nil && ctx.Err() == nil {
@@ -60,7 +68,13 @@ func logsCommand(a *App) *ucli.Command {
 				}
 			}
 			path := l.paths.Log(t.key)
-			err = tailFile(ctx, a.Stdout, path, n, follow, 200*time.Millisecond)
+			var out io.Writer = a.Stdout
+			if jsonOut(cmd) {
+				jl := &jsonLines{w: a.Stdout}
+				defer jl.flush()
+				out = jl
+			}
+			err = tailFile(ctx, out, path, n, follow, 200*time.Millisecond)
 			if errors.Is(err, fs.ErrNotExist) {
 				return &exitError{code: ExitUnavailable, msg: fmt.Sprintf("no log yet for daemon %s (%s). It is written once the daemon has started.", t.key, path)}
 			}
@@ -149,4 +163,42 @@ func lastLinesOffset(f *os.File, n int) (int64, error) {
 		end = start
 	}
 	return 0, nil
+}
+
+// jsonLines turns the text written to it into one {"message": line} JSON
+// object per line.
+type jsonLines struct {
+	w       io.Writer
+	pending []byte
+}
+
+func (j *jsonLines) Write(p []byte) (int, error) {
+	j.pending = append(j.pending, p...)
+	for {
+		i := bytes.IndexByte(j.pending, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		if err := j.emit(j.pending[:i]); err != nil {
+			return 0, err
+		}
+		j.pending = j.pending[i+1:]
+	}
+}
+
+// flush writes a last line that had no newline.
+func (j *jsonLines) flush() {
+	if len(j.pending) > 0 {
+		_ = j.emit(j.pending)
+		j.pending = nil
+	}
+}
+
+func (j *jsonLines) emit(line []byte) error {
+	b, err := json.Marshal(map[string]string{"message": string(line)})
+	if err != nil {
+		return err
+	}
+	_, err = j.w.Write(append(b, '\n'))
+	return err
 }

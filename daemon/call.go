@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/upstream"
@@ -101,7 +100,7 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 		// answers now, so read its list for the next `ls`.
 		d.fetchLater(st, s.Name)
 	}
-	resp, err := d.extractBlobs(raw)
+	resp, err := d.extractBlobs(s.Name, req.Tool, raw)
 	if err != nil {
 		return apiErr(http.StatusBadGateway, api.CodeTransport, "result of %s.%s: %v", s.Name, req.Tool, err)
 	}
@@ -245,8 +244,13 @@ func (p policy) check(ns string, t api.Tool, confirmed bool) error {
 }
 
 // extractBlobs moves binary content (image/audio "data", embedded resource
-// "blob") into the store and replaces it with "_mcpx": {"blob": i}.
-func (d *daemon) extractBlobs(raw json.RawMessage) (api.CallResponse, error) {
+// "blob") of the result of ns.tool into the store and replaces it with
+// "_mcpx": {"blob": i}, i being the item's index in content. "_mcpx" is
+// mcpx's key: one a server sent itself is dropped, so the marker always
+// means a stored blob. Binary data that cannot be stored (not base64, a
+// store error) stays inline and is logged: the tool has run, and its result
+// must reach the caller.
+func (d *daemon) extractBlobs(ns, tool string, raw json.RawMessage) (api.CallResponse, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
 		return api.CallResponse{}, fmt.Errorf("decode result: %w", err)
@@ -263,12 +267,14 @@ func (d *daemon) extractBlobs(raw json.RawMessage) (api.CallResponse, error) {
 	for i, item := range content {
 		out, blob, err := d.extractItem(i, item)
 		if err != nil {
-			return api.CallResponse{}, err
+			d.log.Printf("result of %s.%s: content %d: %v; left inline", ns, tool, i, err)
+		}
+		if out != nil {
+			content[i] = out
+			changed = true
 		}
 		if blob != nil {
-			content[i] = out
 			resp.Blobs = append(resp.Blobs, *blob)
-			changed = true
 		}
 	}
 	if !changed {
@@ -285,13 +291,33 @@ func (d *daemon) extractBlobs(raw json.RawMessage) (api.CallResponse, error) {
 	return resp, nil
 }
 
-// extractItem handles one content item; blob is nil when it has no binary
-// data.
-func (d *daemon) extractItem(i int, item json.RawMessage) (json.RawMessage, *api.Blob, error) {
+// extractItem handles content item i. out is the item to send instead (nil:
+// unchanged); blob is what was stored from it (nil: nothing). An error says
+// why binary data was left inline.
+func (d *daemon) extractItem(i int, item json.RawMessage) (out json.RawMessage, blob *api.Blob, err error) {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(item, &m) != nil {
-		return item, nil, nil
+		return nil, nil, nil
 	}
+	_, spoofed := m["_mcpx"]
+	delete(m, "_mcpx")
+	blob, err = d.storeBinary(i, m)
+	if blob == nil && !spoofed {
+		return nil, nil, err
+	}
+	if blob != nil {
+		m["_mcpx"] = json.RawMessage(fmt.Sprintf(`{"blob":%d}`, i))
+	}
+	out, merr := json.Marshal(m)
+	if merr != nil {
+		return nil, nil, merr
+	}
+	return out, blob, err
+}
+
+// storeBinary stores item i's binary data, if it has any, leased for
+// blobLease, and removes it from m. On error m is unchanged.
+func (d *daemon) storeBinary(i int, m map[string]json.RawMessage) (*api.Blob, error) {
 	var kind string
 	_ = json.Unmarshal(m["type"], &kind)
 	var (
@@ -304,56 +330,44 @@ func (d *daemon) extractItem(i int, item json.RawMessage) (json.RawMessage, *api
 		holder, field = m, "data"
 	case "resource":
 		if json.Unmarshal(m["resource"], &holder) != nil || holder == nil {
-			return item, nil, nil
+			return nil, nil
 		}
 		field = "blob"
 		_ = json.Unmarshal(holder["uri"], &uri)
 	default:
-		return item, nil, nil
+		return nil, nil
 	}
 	var b64 string
 	if json.Unmarshal(holder[field], &b64) != nil || b64 == "" {
-		return item, nil, nil
+		return nil, nil
 	}
 	data, err := decodeBase64(b64)
 	if err != nil {
-		return nil, nil, fmt.Errorf("content %d: %w", i, err)
+		return nil, err
 	}
-	dg, size, err := d.store.Put(bytes.NewReader(data))
+	// Leased before it becomes visible: no GC can take it before the
+	// caller has read it.
+	dg, size, _, err := d.store.PutLease(bytes.NewReader(data), blobLease)
 	if err != nil {
-		return nil, nil, fmt.Errorf("content %d: %w", i, err)
+		return nil, err
 	}
-	d.hold(dg)
 	var mime string
 	_ = json.Unmarshal(holder["mimeType"], &mime)
 	blob := &api.Blob{Index: i, Path: d.store.Path(dg), Digest: string(dg), MimeType: mime, Size: size, Name: blobName(kind, i, uri, mime)}
-
 	delete(holder, field)
 	if kind == "resource" {
 		res, err := json.Marshal(holder)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		m["resource"] = res
 	}
-	m["_mcpx"] = json.RawMessage(fmt.Sprintf(`{"blob":%d}`, i))
-	out, err := json.Marshal(m)
-	if err != nil {
-		return nil, nil, err
-	}
-	return out, blob, nil
+	return blob, nil
 }
 
 // blobLease is how long a blob handed to a caller is pinned against GC, so
 // the CLI can read or copy it.
 const blobLease = 10 * time.Minute
-
-// hold leases d for blobLease, best effort.
-func (d *daemon) hold(dg cache.Digest) {
-	if _, err := d.store.Lease(dg, blobLease); err != nil {
-		d.log.Printf("lease %s: %v", dg, err)
-	}
-}
 
 var errBase64 = errors.New("binary content is not valid base64")
 

@@ -1,9 +1,12 @@
 package daemon
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"log"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,4 +147,61 @@ func TestCallAfterFailedListingRefetchesInBackground(t *testing.T) {
 		t.Fatal(e)
 	}
 	eventually(t, "a's tools to be read again", func() bool { return d.namespaces()["a"].State == api.StateCached })
+}
+
+func TestExtractBlobs(t *testing.T) {
+	store, err := cache.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	d := &daemon{store: store, log: log.New(logs, "", 0)}
+	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG fake"))
+	raw := `{"content":[` +
+		`{"type":"text","text":"hi","_mcpx":{"blob":1}},` + // spoofed marker
+		`{"type":"image","data":"` + png + `","mimeType":"image/png"},` +
+		`{"type":"image","data":"***not base64***","mimeType":"image/png"},` +
+		`{"type":"resource","resource":{"uri":"file:///x/report.pdf","blob":"` + png + `","mimeType":"application/pdf"}}` +
+		`],"isError":false}`
+	resp, err := d.extractBlobs("ns", "tool", json.RawMessage(raw))
+	if err != nil {
+		t.Fatalf("extractBlobs: %v", err)
+	}
+	var res struct {
+		Content []map[string]json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(resp.Result, &res); err != nil || len(res.Content) != 4 {
+		t.Fatalf("result %s: %v", resp.Result, err)
+	}
+	if _, ok := res.Content[0]["_mcpx"]; ok {
+		t.Errorf("a server's own _mcpx marker survived: %s", resp.Result)
+	}
+	if string(res.Content[1]["_mcpx"]) != `{"blob":1}` || res.Content[1]["data"] != nil {
+		t.Errorf("image not replaced by the marker: %s", resp.Result)
+	}
+	// Undecodable data stays inline: the tool ran; its result is not lost.
+	if res.Content[2]["_mcpx"] != nil || string(res.Content[2]["data"]) != `"***not base64***"` {
+		t.Errorf("bad base64 item: %s", resp.Result)
+	}
+	if !strings.Contains(logs.String(), "content 2") {
+		t.Errorf("bad base64 not logged: %q", logs.String())
+	}
+	if string(res.Content[3]["_mcpx"]) != `{"blob":3}` || strings.Contains(string(res.Content[3]["resource"]), `"blob"`) {
+		t.Errorf("resource blob not replaced: %s", resp.Result)
+	}
+	if len(resp.Blobs) != 2 || resp.Blobs[0].Index != 1 || resp.Blobs[1].Index != 3 || resp.Blobs[1].Name != "report.pdf" {
+		t.Fatalf("blobs = %+v", resp.Blobs)
+	}
+	entries, err := store.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Leases == 0 {
+			t.Errorf("blob %s handed out without a lease", e.Digest)
+		}
+	}
+	if len(entries) != 1 { // both blobs hold the same bytes
+		t.Errorf("entries = %+v", entries)
+	}
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,5 +90,21 @@ func TestOtherUIDRefused(t *testing.T) {
 	}
 	if !strings.Contains(d.logs.String(), "uid 65534 is not the daemon's uid 0") {
 		t.Errorf("refusal not logged:\n%s", d.logs.String())
+	}
+}
+
+// TestRefusedPeerIsNotActivity: requests from another uid are answered 403
+// and do not reset the idle timer.
+func TestRefusedPeerIsNotActivity(t *testing.T) {
+	d := &daemon{log: log.New(io.Discard, "", 0)}
+	h := d.handler()
+	ctx := context.WithValue(context.Background(), peerKey{}, peer{uid: os.Getuid() + 1})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, api.PathHealth, nil).WithContext(ctx))
+	if rec.Code != http.StatusForbidden {
+		t.Fatalf("other uid: %d", rec.Code)
+	}
+	if d.lastActive.Load() != 0 || d.inflight.Load() != 0 {
+		t.Errorf("a refused request counted as activity (lastActive %d, inflight %d)", d.lastActive.Load(), d.inflight.Load())
 	}
 }

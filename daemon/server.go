@@ -40,24 +40,25 @@ var routes = []route{
 	{api.PathTools, http.MethodGet, (*daemon).serveTools},
 }
 
-// handler checks the peer, finds the route and counts the request as
-// activity for the idle timer.
+// handler checks the peer, counts the request as activity for the idle
+// timer and finds the route.
 func (d *daemon) handler() http.Handler {
 	table := make(map[string]route, len(routes))
 	for _, rt := range routes {
 		table[rt.path] = rt
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d.inflight.Add(1)
-		d.touch()
-		defer func() { d.touch(); d.inflight.Add(-1) }()
 		w.Header().Set(api.HeaderVersion, version.String())
-
+		// A refused peer is not activity: it must not keep the daemon
+		// from its idle exit.
 		if err := checkPeer(r.Context(), os.Getuid()); err != nil {
 			d.log.Printf("refused %s %s: %v", r.Method, r.URL.Path, err)
 			d.writeError(w, apiErr(http.StatusForbidden, api.CodeForbidden, "%v", err))
 			return
 		}
+		d.inflight.Add(1)
+		d.touch()
+		defer func() { d.touch(); d.inflight.Add(-1) }()
 		rt, ok := table[r.URL.Path]
 		if !ok {
 			d.writeError(w, apiErr(http.StatusNotFound, api.CodeNotFound, "no route %s", r.URL.Path))

@@ -424,3 +424,36 @@ func TestMainBindsAndExits(t *testing.T) {
 		t.Errorf("socket left behind: %v", err)
 	}
 }
+
+func TestServersGetTheCapturedEnvironmentOnly(t *testing.T) {
+	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@", "env": {"FROM_VAR": "${TEST_TOKEN}"}}}}`)
+	w.env["TEST_TOKEN"] = "captured-1"
+	// The daemon's own environment has other values: never used.
+	t.Setenv("TEST_TOKEN", "daemon-own")
+	t.Setenv("MCPX_TEST_DAEMON_ONLY", "leak")
+	d := w.start()
+	env := func(name string) string {
+		t.Helper()
+		_, resp, e := d.call("a", "env", `{"name":"`+name+`"}`, false)
+		if e != nil {
+			t.Fatalf("env %s: %+v", name, e)
+		}
+		return text(t, resp)
+	}
+	if got := env("FROM_VAR"); got != "captured-1" {
+		t.Errorf("${TEST_TOKEN} expanded to %q, want the captured value", got)
+	}
+	if got := env("MCPX_TEST_DAEMON_ONLY"); got != "" {
+		t.Errorf("the daemon's own environment leaked into the server: %q", got)
+	}
+	// The client captures a new value: the file is read again and the
+	// server restarted with it.
+	captured := config.CaptureEnv(w.config(), w.getenv)
+	captured["TEST_TOKEN"] = "captured-2"
+	if _, err := config.WriteEnvFile(w.paths.EnvFile(d.key), captured); err != nil {
+		t.Fatal(err)
+	}
+	if got := env("FROM_VAR"); got != "captured-2" {
+		t.Errorf("after the env file changed, ${TEST_TOKEN} = %q", got)
+	}
+}

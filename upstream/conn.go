@@ -108,14 +108,21 @@ func dial(ctx context.Context, dp dialParams, grace time.Duration) (*conn, strin
 		cn.c.OnNotification(dp.onNotification)
 	}
 
+	// The transport's streams outlive ctx, but until the handshake is done
+	// ending ctx ends them too: SSE's Start waits for its endpoint event on
+	// bg, and a timeout, a caller giving up or Close must cut that short.
 	bg, cancel := context.WithCancel(context.Background())
 	cn.cancelBG = cancel
+	unhook := context.AfterFunc(ctx, cancel)
 	err = cn.c.Start(bg)
 	if cn.proc != nil {
 		cn.proc.started()
 	}
 	if err != nil {
 		tail := cn.stop(grace)
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
 		return nil, tail, fmt.Errorf("start transport: %w", err)
 	}
 
@@ -123,6 +130,9 @@ func dial(ctx context.Context, dp dialParams, grace time.Duration) (*conn, strin
 	req.Params.ProtocolVersion = dp.protocolVersion
 	req.Params.ClientInfo = mcp.Implementation{Name: "mcpx", Version: version.String()}
 	res, err := cn.c.Initialize(ctx, req)
+	if err == nil && !unhook() {
+		err = ctx.Err() // ended as the handshake finished: streams are gone
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("initialize: %w", ctx.Err())

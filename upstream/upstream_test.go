@@ -774,3 +774,35 @@ func TestCloseDuringStart(t *testing.T) {
 		t.Errorf("call whose start was cut short: %v, want ErrClosed", err)
 	}
 }
+
+// TestCloseDuringSSEStart closes the pools while an SSE server keeps its
+// event stream open without announcing the message endpoint: Close must
+// cut the start short instead of waiting out startTimeout.
+func TestCloseDuringSSEStart(t *testing.T) {
+	hit := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		hit <- struct{}{}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	p := New(Options{})
+	spec := Spec{Server: &config.Server{Name: "mute", Transport: config.TransportSSE, URL: srv.URL + "/sse",
+		Options: config.Options{StartTimeout: config.Duration(time.Hour)}}, Hash: "mute"}
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Call(context.Background(), spec, Caller{}, "echo", nil)
+		done <- err
+	}()
+	<-hit
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Errorf("call whose start was cut short: %v, want ErrClosed", err)
+	}
+}

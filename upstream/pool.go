@@ -648,6 +648,7 @@ func (p *Pools) Retain(ctx context.Context, keep map[config.ServerHash]bool) {
 			}
 		}
 		delete(p.pools, hash) // busy instances stop on release
+		p.broadcast(pl)       // callers queued on it move to a new pool
 	}
 	p.mu.Unlock()
 	p.waitStops(ctx)

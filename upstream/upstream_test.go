@@ -806,3 +806,46 @@ func TestCloseDuringSSEStart(t *testing.T) {
 		t.Errorf("call whose start was cut short: %v, want ErrClosed", err)
 	}
 }
+
+// TestRetainWakesQueuedCallers drops a pool whose only instance is busy
+// while another caller queues for it: the queued caller must move on to a
+// fresh instance, not wait for the dropped one.
+func TestRetainWakesQueuedCallers(t *testing.T) {
+	p := newPools(t, Options{})
+	started := filepath.Join(t.TempDir(), "started.log")
+	spec := fixtureSpec(t, config.Options{Sharing: config.SharingExclusive, Max: 1},
+		map[string]string{fixture.StartedLogEnv: started})
+	first := pidOf(t, p, spec, Caller{})
+	slowCtx, stopSlow := context.WithCancel(context.Background())
+	defer stopSlow()
+	slowDone := make(chan struct{})
+	go func() {
+		defer close(slowDone)
+		p.Call(slowCtx, spec, Caller{}, "slow", json.RawMessage(`{"seconds":600}`))
+	}()
+	eventually(t, "slow to hold the instance", func() bool {
+		b, _ := os.ReadFile(started)
+		return len(b) > 0
+	})
+	queued := make(chan int, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		raw, err := p.Call(ctx, spec, Caller{}, "pid", nil)
+		if err != nil {
+			t.Errorf("queued call: %v", err)
+			queued <- 0
+			return
+		}
+		pid, _ := strconv.Atoi(text(t, raw))
+		queued <- pid
+	}()
+	time.Sleep(200 * time.Millisecond) // most likely queued by now; either way it must not wait
+	p.Retain(context.Background(), nil)
+	if pid := <-queued; pid == first || pid == 0 {
+		t.Errorf("queued call ran on pid %d (dropped instance %d)", pid, first)
+	}
+	stopSlow()
+	<-slowDone
+	eventually(t, "the dropped instance to stop once free", func() bool { return processGone(first) })
+}

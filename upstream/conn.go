@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +27,7 @@ import (
 // answers the server's own requests (ping, ...).
 type conn struct {
 	server string
+	url    string // network transports: what redact hides secrets of
 	tr     transport.Interface
 	c      *client.Client
 	proc   *proc // stdio only
@@ -62,8 +65,16 @@ const firstRequestID = 1 << 20
 // handshake, all bounded by ctx. On error everything started is stopped and
 // the stderr tail is returned with the error.
 func dial(ctx context.Context, dp dialParams, grace time.Duration) (*conn, string, error) {
+	cn, tail, err := dialRaw(ctx, dp, grace)
+	return cn, tail, redact(err, dp.spec.Server.URL)
+}
+
+func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, string, error) {
 	srv := dp.spec.Server
 	cn := &conn{server: serverName(dp.spec), stopped: make(chan struct{})}
+	if srv.Transport == config.TransportHTTP || srv.Transport == config.TransportSSE {
+		cn.url = srv.URL
+	}
 	cn.nextID.Store(firstRequestID)
 
 	var err error
@@ -174,7 +185,7 @@ func (cn *conn) request(ctx context.Context, method string, params any) (json.Ra
 			cn.cancel(id, ctx.Err())
 			return nil, ctx.Err()
 		}
-		return nil, &errTransport{err}
+		return nil, &errTransport{redact(err, cn.url)}
 	}
 	if resp.Error != nil {
 		re := &RPCError{Code: resp.Error.Code, Message: resp.Error.Message}
@@ -207,6 +218,39 @@ func (cn *conn) cancel(id mcp.RequestId, why error) {
 		_ = cn.tr.SendNotification(ctx, n)
 	}()
 }
+
+// redact hides what a server URL may carry as secrets (its query and its
+// password, often ${VAR} tokens) in err's text, which is logged and shown
+// to users: net/http quotes the whole URL in its errors.
+func redact(err error, rawURL string) error {
+	if err == nil || rawURL == "" {
+		return err
+	}
+	u, perr := url.Parse(rawURL)
+	if perr != nil { // do not guess which part is secret
+		return &redactedError{msg: strings.ReplaceAll(err.Error(), rawURL, "[redacted URL]"), err: err}
+	}
+	msg := err.Error()
+	if u.RawQuery != "" {
+		msg = strings.ReplaceAll(msg, "?"+u.RawQuery, "?[redacted]")
+	}
+	if pw, ok := u.User.Password(); ok && pw != "" {
+		msg = strings.ReplaceAll(msg, ":"+pw+"@", ":[redacted]@")
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
+}
+
+// redactedError is err with secrets taken out of its text.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // errCursorLoop is a paginated list whose cursor repeats.
 var errCursorLoop = errors.New("list cursor repeats")

@@ -849,3 +849,57 @@ func TestRetainWakesQueuedCallers(t *testing.T) {
 	<-slowDone
 	eventually(t, "the dropped instance to stop once free", func() bool { return processGone(first) })
 }
+
+// TestErrorsHideURLSecrets: a token or password in a server URL (typically
+// a ${VAR} value) appears in no error and no log line, whether the start
+// fails or a request does.
+func TestErrorsHideURLSecrets(t *testing.T) {
+	const secret = "s3cret-token"
+	var (
+		mu   sync.Mutex
+		logs []string
+	)
+	p := newPools(t, Options{Logf: func(f string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		logs = append(logs, fmt.Sprintf(f, a...))
+	}})
+	check := func(what string, err error) {
+		t.Helper()
+		if err == nil {
+			t.Fatalf("%s: no error", what)
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("%s: error shows the secret: %v", what, err)
+		}
+	}
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	for _, tr := range []string{config.TransportHTTP, config.TransportSSE} {
+		u := strings.Replace(dead.URL, "http://", "http://user:"+secret+"@", 1) + "/mcp?token=" + secret
+		spec := Spec{Server: &config.Server{Name: "dead-" + tr, Transport: tr, URL: u}, Hash: config.ServerHash("dead-" + tr)}
+		_, err := p.Call(context.Background(), spec, Caller{}, "echo", nil)
+		var se *StartError
+		if !errors.As(err, &se) {
+			t.Errorf("%s: err = %v, want *StartError", tr, err)
+		}
+		check(tr+" start", err)
+	}
+
+	live := httptest.NewServer(fixture.HTTPHandler(fixture.Full()))
+	spec := Spec{Server: &config.Server{Name: "live", Transport: config.TransportHTTP, URL: live.URL + "/mcp?token=" + secret},
+		Hash: "live"}
+	call(t, p, spec, Caller{}, "echo", `{"text":"up"}`)
+	live.CloseClientConnections()
+	live.Close()
+	_, err := p.Call(context.Background(), spec, Caller{}, "echo", json.RawMessage(`{"text":"down"}`))
+	check("call after the server went away", err)
+
+	mu.Lock()
+	defer mu.Unlock()
+	for _, l := range logs {
+		if strings.Contains(l, secret) {
+			t.Errorf("log shows the secret: %s", l)
+		}
+	}
+}

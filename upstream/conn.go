@@ -110,11 +110,10 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 
 	// The protocol is pinned to the initialize handshake: raw requests
 	// carry no per-request _meta and list_changed arrives unsolicited only
-	// on a session-ful connection. Pinning also means no server/discover
-	// probe, so no server ever waits for one.
-	cn.c = client.NewClient(cn.tr,
-		client.WithProtocolVersion(dp.protocolVersion),
-		client.WithDiscoverTimeout(500*time.Millisecond))
+	// on a session-ful connection. Pinning a version before 2026-07-28
+	// (startVersion) also means no server/discover probe, so no server
+	// ever waits for one.
+	cn.c = client.NewClient(cn.tr, client.WithProtocolVersion(dp.protocolVersion))
 	if dp.onNotification != nil {
 		cn.c.OnNotification(dp.onNotification)
 	}

@@ -412,12 +412,7 @@ func (p *Pools) evictIdle(pl *pool) {
 // start runs the start of in (reserved by the caller), records the outcome
 // for cooldown and returns the instance busy for the caller.
 func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, dir string, l limits, pv string) (*instance, error) {
-	if pv == "" && spec.ProtocolVersion != "" && !mcp.IsModernProtocol(spec.ProtocolVersion) && mcp.IsValidProtocolVersion(spec.ProtocolVersion) {
-		pv = spec.ProtocolVersion
-	}
-	if pv == "" {
-		pv = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	}
+	pv = startVersion(pv, spec.ProtocolVersion)
 	hash := spec.Hash
 	startCtx, cancel := context.WithTimeout(ctx, l.start)
 	unhook := context.AfterFunc(p.life, cancel) // Close ends the start
@@ -487,6 +482,19 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 		}()
 	}
 	return in, nil
+}
+
+// startVersion is the protocol version a start asks for: the first of
+// remembered (this pool's last start, then the schema snapshot's) that the
+// initialize handshake can carry, else the newest such version. It is never
+// 2026-07-28 or later, so mcp-go never sends the server/discover probe.
+func startVersion(remembered ...string) string {
+	for _, v := range remembered {
+		if mcp.IsValidProtocolVersion(v) && !mcp.IsModernProtocol(v) {
+			return v
+		}
+	}
+	return mcp.LATEST_LEGACY_PROTOCOL_VERSION
 }
 
 // release returns in after a call. A broken connection is dropped; a

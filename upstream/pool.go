@@ -25,7 +25,8 @@ type Spec struct {
 	Hash config.ServerHash
 	// Env is the full process environment for stdio servers (captured
 	// caller environment; Server.Env is added on top by upstream). Nil
-	// means the daemon's own environment.
+	// means empty: a server never inherits the daemon's own environment
+	// (DESIGN §2), which under a service manager is not the user's.
 	Env []string
 	// EnvDigest identifies the expanded values; an instance started with
 	// another digest is replaced.

@@ -115,12 +115,8 @@ func groupGone(pgid int) bool {
 }
 
 // processEnv is the child's environment: base (the captured caller
-// environment, or the daemon's own when none was captured) with the server's
-// env block on top, in a stable order.
+// environment) with the server's env block on top, in a stable order.
 func processEnv(base []string, extra map[string]string) []string {
-	if base == nil {
-		base = os.Environ()
-	}
 	env := make([]string, 0, len(base)+len(extra))
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")

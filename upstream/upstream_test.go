@@ -959,3 +959,16 @@ func TestNoDiscoverProbe(t *testing.T) {
 		t.Errorf("methods sent: %q, want initialize first and no server/discover", methods)
 	}
 }
+
+// A nil Spec.Env is empty: nothing of the daemon's own environment reaches
+// a server (DESIGN §2: the daemon runs with the service manager's
+// environment, not the user's).
+func TestNilEnvInheritsNothing(t *testing.T) {
+	t.Setenv("MCPX_DAEMON_ONLY", "leaked")
+	p := newPools(t, Options{})
+	spec := fixtureSpec(t, config.Options{}, nil)
+	spec.Env = nil
+	if got := call(t, p, spec, Caller{}, "env", `{"name":"MCPX_DAEMON_ONLY"}`); got != "" {
+		t.Fatalf("the daemon's variable reached the server: %q", got)
+	}
+}

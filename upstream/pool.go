@@ -263,7 +263,8 @@ func (p *Pools) List(ctx context.Context, spec Spec, caller Caller) (*Listing, e
 	return l, err
 }
 
-// with runs fn on an instance for caller, bounded by callTimeout, and turns
+// with runs fn on an instance for caller, bounded by callTimeout (queueing
+// and starting included), and turns
 // what went wrong into the package's error types.
 func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string, fn func(context.Context, *conn) error) error {
 	if spec.Server == nil {
@@ -273,8 +274,10 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 	l := limitsOf(spec.Server)
 	timeout := func() error { return &TimeoutError{Server: name, Tool: what, Timeout: l.call} }
 
-	// Queueing for a free instance counts against callTimeout too.
-	waitCtx, cancel := context.WithTimeout(ctx, l.call)
+	// One budget for the whole call: queueing for a free instance, a start
+	// and the call itself all count against callTimeout.
+	deadline := time.Now().Add(l.call)
+	waitCtx, cancel := context.WithDeadline(ctx, deadline)
 	inst, err := p.acquire(ctx, waitCtx, spec, caller, l)
 	queued := waitCtx.Err()
 	cancel()
@@ -286,7 +289,7 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 		return err
 	}
 
-	callCtx, cancel := context.WithTimeout(ctx, l.call)
+	callCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	err = fn(callCtx, inst.conn)
 	var te *errTransport

@@ -972,3 +972,30 @@ func TestNilEnvInheritsNothing(t *testing.T) {
 		t.Fatalf("the daemon's variable reached the server: %q", got)
 	}
 }
+
+// callTimeout bounds the whole call: time spent queueing for the one
+// exclusive instance counts, so a call that waits 1.8 s for it and then runs
+// for 1.5 s is cut off at 2 s instead of getting a fresh budget.
+func TestCallTimeoutIncludesQueueing(t *testing.T) {
+	p := newPools(t, Options{})
+	started := filepath.Join(t.TempDir(), "started.log")
+	spec := fixtureSpec(t, config.Options{Sharing: config.SharingExclusive, Max: 1, CallTimeout: config.Duration(2 * time.Second)},
+		map[string]string{fixture.StartedLogEnv: started})
+	first := make(chan error, 1)
+	go func() {
+		_, err := p.Call(context.Background(), spec, Caller{}, "slow", json.RawMessage(`{"seconds":1.8}`))
+		first <- err
+	}()
+	eventually(t, "the first call to hold the instance", func() bool {
+		b, _ := os.ReadFile(started)
+		return len(b) > 0
+	})
+	_, err := p.Call(context.Background(), spec, Caller{}, "slow", json.RawMessage(`{"seconds":1.5}`))
+	var te *TimeoutError
+	if !errors.As(err, &te) {
+		t.Fatalf("queued then slow call: %v, want a TimeoutError", err)
+	}
+	if err := <-first; err != nil {
+		t.Fatalf("first call: %v", err)
+	}
+}

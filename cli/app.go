@@ -42,15 +42,11 @@ func (a *App) client(ctx context.Context, cmd *ucli.Command) (*client.Client, er
 
 // manager returns the service manager, detected on first use.
 func (a *App) manager() (*lazyManager, error) {
-	self, err := client.Executable()
+	l, err := a.local()
 	if err != nil {
 		return nil, err
 	}
-	paths, err := config.DefaultPaths(a.Getenv)
-	if err != nil {
-		return nil, fmt.Errorf("find mcpx directories: %w", err)
-	}
-	return &lazyManager{app: a, paths: paths, self: self}, nil
+	return &lazyManager{app: a, paths: l.paths, self: l.self}, nil
 }
 
 // lazyManager detects the service manager on first use: most commands find

@@ -221,3 +221,18 @@ func TestJSONLinesSplitsWritesIntoObjects(t *testing.T) {
 		t.Fatalf("got %q, want %q", out.String(), want)
 	}
 }
+
+func TestSummaryKeepsTablesReadable(t *testing.T) {
+	long := strings.Repeat("word ", 40)
+	for _, c := range []struct{ in, want string }{
+		{"Echoes back the input string", "Echoes back the input string"},
+		{"Read a file. DEPRECATED: use read_text_file.", "Read a file."},
+		{"\n  first line\nsecond line", "first line"},
+		{"v1.2 is parsed as a version", "v1.2 is parsed as a version"},
+		{long, strings.TrimRight(long[:summaryMax-1], " ") + "…"},
+	} {
+		if got := summary(c.in); got != c.want {
+			t.Errorf("summary(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

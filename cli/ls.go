@@ -36,7 +36,7 @@ func lsCommand(a *App) *ucli.Command {
 				}
 				rows := make([][]string, 0, len(r.Tools))
 				for _, t := range r.Tools {
-					rows = append(rows, []string{t.Name, firstLine(t.Description)})
+					rows = append(rows, []string{t.Name, summary(t.Description)})
 				}
 				return table(a.Stdout, []string{"TOOL", "DESCRIPTION"}, rows)
 			}
@@ -53,7 +53,7 @@ func lsCommand(a *App) *ucli.Command {
 				if n.State == "error" && n.Error != "" {
 					state += ": " + firstLine(n.Error)
 				}
-				rows = append(rows, []string{n.Name, strconv.Itoa(n.Tools), strconv.Itoa(n.Live), state, firstLine(n.Description)})
+				rows = append(rows, []string{n.Name, strconv.Itoa(n.Tools), strconv.Itoa(n.Live), state, summary(n.Description)})
 			}
 			return table(a.Stdout, []string{"NAMESPACE", "TOOLS", "LIVE", "STATE", "DESCRIPTION"}, rows)
 		},

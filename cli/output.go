@@ -41,6 +41,22 @@ func firstLine(s string) string {
 	return ""
 }
 
+// summary is what a table shows of a tool's description: its first
+// sentence of its first line, at most summaryMax characters (the whole text
+// is in `mcpx schema` and in --json).
+func summary(s string) string {
+	line := firstLine(s)
+	if i := strings.Index(line, ". "); i >= 0 {
+		line = line[:i+1]
+	}
+	if r := []rune(line); len(r) > summaryMax {
+		line = strings.TrimRight(string(r[:summaryMax-1]), " ") + "…"
+	}
+	return line
+}
+
+const summaryMax = 100
+
 // oneLine keeps tabs and newlines from breaking a table row.
 func oneLine(s string) string {
 	return strings.NewReplacer("\t", " ", "\n", " ", "\r", "").Replace(s)

@@ -34,7 +34,7 @@ func searchCommand(a *App) *ucli.Command {
 			}
 			rows := make([][]string, 0, len(r.Results))
 			for _, h := range r.Results {
-				rows = append(rows, []string{h.Namespace + "." + h.Name, firstLine(h.Description)})
+				rows = append(rows, []string{h.Namespace + "." + h.Name, summary(h.Description)})
 			}
 			return table(a.Stdout, nil, rows)
 		},

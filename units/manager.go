@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -159,17 +160,36 @@ func (s *Systemd) Ping(ctx context.Context) error {
 	return err
 }
 
-// retry runs f, and once more on a fresh connection when the old one
-// was closed under it. A user bus daemon can go away while the manager
-// lives on (seen around daemon-reload); the operations are idempotent, and
-// the next connect falls back to the private socket if need be.
+// retry runs f, and again on a fresh connection when the old one was
+// closed under it: once more over the bus, then once over systemd's private
+// socket. A user bus daemon can go away while the manager lives on (seen
+// around daemon-reload); the operations are idempotent.
 func (s *Systemd) retry(f func() error) error {
 	err := f()
-	if err != nil && (errors.Is(err, dbus.ErrClosed) || s.conn != nil && !s.conn.Connected()) {
+	for attempt := 1; err != nil && s.dropped(err) && attempt <= 2; attempt++ {
 		s.Close()
+		if attempt == 2 && s.privateSocket() != "" {
+			// The bus went away twice: ask systemd directly this once.
+			noBus := s.NoBus
+			s.NoBus = true
+			err = f()
+			s.Close()
+			s.NoBus = noBus
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // let the bus's socket unit start it again
 		err = f()
 	}
 	return err
+}
+
+// dropped reports whether err means the connection went away under the
+// call. The bus daemon closing the socket surfaces as EOF or a reset on
+// the read before the connection notices it is closed.
+func (s *Systemd) dropped(err error) bool {
+	return errors.Is(err, dbus.ErrClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, unix.ECONNRESET) || errors.Is(err, unix.EPIPE) ||
+		s.conn != nil && !s.conn.Connected()
 }
 
 // Via reports the transport in use (ViaBus, ViaPrivate), "" before connecting.

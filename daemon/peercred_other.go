@@ -2,12 +2,9 @@
 
 package daemon
 
-import (
-	"errors"
-	"net"
-)
+import "errors"
 
-// peerUID cannot check credentials here, so every connection is refused.
-func peerUID(net.Conn) (int, error) {
+// fdPeerUID cannot check credentials here, so every connection is refused.
+func fdPeerUID(int) (int, error) {
 	return -1, errors.New("peer credentials are not supported on this platform")
 }

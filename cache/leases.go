@@ -9,14 +9,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/proc"
 )
 
 // Leases are files <dir>/leases/<digest>.<pid>.<random> holding an expiry
 // time (RFC 3339, or empty for none), so they pin entries across processes.
 // A lease counts while its expiry has not passed and its holder process is
-// alive (kill(pid, 0)); a crashed holder's leases stop counting at once and
+// alive (proc.Alive); a crashed holder's leases stop counting at once and
 // GC removes their files. Lease files appear by rename, so a reader never
 // sees half of one.
 
@@ -111,7 +112,7 @@ func (s *Store) liveLeases(prune bool) (map[Digest]int, error) {
 	for _, de := range des {
 		p := filepath.Join(s.leaseDir(), de.Name())
 		d, pid, ok := parseLeaseName(de.Name())
-		live := ok && pidAlive(pid)
+		live := ok && proc.Alive(pid)
 		if live {
 			b, err := os.ReadFile(p)
 			switch {
@@ -144,18 +145,4 @@ func parseLeaseName(name string) (Digest, int, bool) {
 		return "", 0, false
 	}
 	return d, pid, true
-}
-
-// pidAlive reports whether a process with this pid exists (a zombie counts
-// until reaped). Pid reuse can keep a dead holder's lease counting until its
-// expiry; that errs on the side of keeping data.
-func pidAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	if pid == os.Getpid() {
-		return true
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

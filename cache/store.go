@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/mcpx-dev/mcpx/internal/proc"
 )
 
 // Defaults for the Store's tunables.
@@ -484,7 +486,7 @@ func (s *Store) sweepTemp() int {
 	for _, de := range des {
 		p := filepath.Join(s.tmpDir(), de.Name())
 		pid, _ := strconv.Atoi(strings.SplitN(de.Name(), ".", 2)[0])
-		stale := !pidAlive(pid)
+		stale := !proc.Alive(pid)
 		if !stale {
 			if fi, err := de.Info(); err == nil && now.Sub(fi.ModTime()) > maxAge {
 				stale = true

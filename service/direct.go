@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/proc"
 )
 
 // ErrStartFailed is the kind of every failure of the direct manager to bring
@@ -280,7 +281,7 @@ func (d *Direct) State(ctx context.Context, key config.DaemonKey) (State, error)
 	}
 	st.PID = info.Pid
 	st.Since = info.StartedAt
-	if alive(info.Pid) {
+	if proc.Alive(info.Pid) {
 		st.Service = ServiceRunning
 	} else {
 		st.Service = ServiceStale
@@ -302,16 +303,6 @@ func readInfo(path string) (*api.InfoFile, error) {
 	return info, err
 }
 
-// alive reports whether pid names a process (kill(pid, 0); EPERM means it
-// exists but is not ours).
-func alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
 // Stop sends SIGTERM to the daemon named by the info file, waits (bounded)
 // for it to go, then SIGKILLs it. A daemon that is not running is not an
 // error. The socket argument has no meaning here: the daemon owns its socket.
@@ -320,7 +311,7 @@ func (d *Direct) Stop(ctx context.Context, key config.DaemonKey, socket bool) er
 	if err != nil {
 		return fmt.Errorf("stop daemon %s: %w", key, err)
 	}
-	if info == nil || !alive(info.Pid) {
+	if info == nil || !proc.Alive(info.Pid) {
 		d.cleanup(key, info)
 		return nil
 	}
@@ -357,7 +348,7 @@ func (d *Direct) cleanup(key config.DaemonKey, info *api.InfoFile) {
 
 func waitGone(ctx context.Context, pid int, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
-	for alive(pid) {
+	for proc.Alive(pid) {
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return false
 		}

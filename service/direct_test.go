@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/proc"
 )
 
 // The test binary doubles as the "daemon" the direct manager spawns: with
@@ -188,7 +189,7 @@ func TestDirectConcurrentEnsureStartsOneDaemon(t *testing.T) {
 	if err := d.Stop(ctx, key, false); err != nil {
 		t.Fatal(err)
 	}
-	if alive(st.PID) {
+	if proc.Alive(st.PID) {
 		t.Fatalf("pid %d still alive after Stop", st.PID)
 	}
 	st, err = d.State(ctx, key)

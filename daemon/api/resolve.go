@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/internal/proc"
 )
 
 // Daemon states in Resolve.State and KeyInfo.State, learned from the info
@@ -117,7 +117,7 @@ func ResolveDirWith(dir string, paths config.Paths, getenv config.Getenv, opts R
 	info, present := readInfoIfAny(paths.Info(key))
 	if present {
 		r.State = DaemonStale
-		if info != nil && Alive(info.Pid) {
+		if info != nil && proc.Alive(info.Pid) {
 			r.State = DaemonRunning
 			if info.Socket != "" {
 				r.Socket = info.Socket
@@ -257,7 +257,7 @@ func keyInfo(paths config.Paths, k config.DaemonKey) KeyInfo {
 			if ki.Configs == nil {
 				ki.Configs = info.Configs
 			}
-			if Alive(info.Pid) {
+			if proc.Alive(info.Pid) {
 				ki.State = DaemonRunning
 			}
 		}
@@ -329,16 +329,6 @@ func readInfoIfAny(path string) (info *InfoFile, present bool) {
 		return nil, true
 	}
 	return info, true
-}
-
-// Alive reports whether pid names a live process: kill(pid, 0) succeeds or
-// fails with EPERM (it exists but is not ours).
-func Alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func nonNil(s []string) []string {

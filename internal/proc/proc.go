@@ -1,0 +1,39 @@
+// Package proc answers one question the daemon, the CLI and the cache all
+// ask about a pid they read from a file: is that process still running?
+package proc
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// Alive reports whether pid names a running process: kill(pid, 0) finds it
+// (EPERM means it exists but is not ours) and, where /proc shows it, it is
+// not a zombie. An exited process stays a zombie until its parent (for a
+// detached daemon, the init process, which may reap late) collects it, and
+// a zombie serves nothing, holds no lock and never cleans up after itself.
+func Alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	return !zombie(pid)
+}
+
+// zombie reads the state field of /proc/<pid>/stat (Linux); elsewhere, or
+// when it cannot be read, the process is taken as not a zombie.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// "pid (comm) S ...": comm may hold spaces and parentheses, so the
+	// state follows the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
+}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/testkit"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -44,15 +44,10 @@ func mcpxBinary(t *testing.T) string {
 			return
 		}
 		binDir = dir
-		binPath = filepath.Join(dir, "mcpx")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/mcpx-dev/mcpx/cmd/mcpx").CombinedOutput()
-		if err != nil {
-			buildErr = err
-			binPath = string(out)
-		}
+		binPath, buildErr = testkit.Build(dir, "github.com/mcpx-dev/mcpx/cmd/mcpx")
 	})
 	if buildErr != nil {
-		t.Fatalf("build mcpx: %v\n%s", buildErr, binPath)
+		t.Fatal(buildErr)
 	}
 	return binPath
 }

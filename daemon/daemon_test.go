@@ -11,15 +11,14 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/testkit"
 )
 
 // fixtureBin is the mcpx-fixture MCP server, built once by TestMain.
@@ -35,10 +34,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fixtureBin = filepath.Join(dir, "mcpx-fixture")
-	out, err := exec.Command("go", "build", "-o", fixtureBin, "github.com/mcpx-dev/mcpx/internal/fixture/cmd/mcpx-fixture").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build fixture: %v\n%s", err, out)
+	if fixtureBin, err = testkit.Build(dir, testkit.Fixture); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
@@ -280,36 +277,15 @@ func (d *testDaemon) namespaces() map[string]api.Namespace {
 	return out
 }
 
-// eventually polls cond until it holds or a generous deadline passes.
+// eventually polls cond until it holds (bounded at a generous 20 s).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, 20*time.Second, what, cond)
 }
 
 func q(v string) string { return url.QueryEscape(v) }
 
 // syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = testkit.SyncBuffer
 
 var errTestPeer = errors.New("no credentials")

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/internal/fixture"
+	"github.com/mcpx-dev/mcpx/internal/testkit"
 )
 
 // fixtureBin is the mcpx-fixture command, built once for the test binary.
@@ -35,11 +35,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fixtureBin = filepath.Join(dir, "mcpx-fixture")
-	build := exec.Command("go", "build", "-o", fixtureBin, "github.com/mcpx-dev/mcpx/internal/fixture/cmd/mcpx-fixture")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build fixture:", err)
+	if fixtureBin, err = testkit.Build(dir, testkit.Fixture); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -108,16 +106,10 @@ func call(t *testing.T, p *Pools, spec Spec, c Caller, tool, args string) string
 	return text(t, raw)
 }
 
-// eventually polls cond until it holds or 5 s pass.
+// eventually polls cond until it holds (bounded at 5 s).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, 5*time.Second, what, cond)
 }
 
 func processGone(pid int) bool {

@@ -18,7 +18,6 @@
 package systemdtest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,10 +25,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/testkit"
 )
 
 // Manager is one running hermetic systemd user manager.
@@ -38,26 +38,7 @@ type Manager struct {
 	Dir    string
 	cmd    *exec.Cmd
 	exited chan error
-	log    *lockedBuffer
-}
-
-// lockedBuffer collects the manager's output; exec writes it from its own
-// goroutine while Log may read it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	log    *testkit.SyncBuffer
 }
 
 // Binary returns the systemd binary's path, or "" when there is none.
@@ -109,7 +90,7 @@ func Start(t testing.TB) *Manager {
 	if err != nil {
 		t.Fatalf("systemdtest: %v", err)
 	}
-	m := &Manager{Dir: dir, log: new(lockedBuffer), exited: make(chan error, 1)}
+	m := &Manager{Dir: dir, log: new(testkit.SyncBuffer), exited: make(chan error, 1)}
 	t.Cleanup(func() { m.stop(t) })
 	if err := os.MkdirAll(m.UnitDir(), 0o755); err != nil {
 		t.Fatalf("systemdtest: %v", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/systemdtest"
+	"github.com/mcpx-dev/mcpx/internal/testkit"
 )
 
 // statusDoc is the part of `mcpx status --json` these tests read.
@@ -158,7 +159,7 @@ func TestStatusNeverActivates(t *testing.T) {
 	if _, err := m.Systemctl("kill", "--signal=KILL", "mcpx@builtin.service"); err != nil {
 		t.Fatal(err)
 	}
-	Eventually(t, 10*time.Second, "the service to fail", func() bool {
+	testkit.Eventually(t, 10*time.Second, "the service to fail", func() bool {
 		return unitState(t, m, "mcpx@builtin.service") == "failed"
 	})
 	e.JSON(&st, "status")
@@ -282,7 +283,7 @@ func TestIdleExitLeavesTheSocketListening(t *testing.T) {
 	var st statusDoc
 	e.JSON(&st, "status")
 	svc, sock := "mcpx@"+st.DaemonKey+".service", "mcpx@"+st.DaemonKey+".socket"
-	Eventually(t, 30*time.Second, "the idle daemon to exit", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the idle daemon to exit", func() bool {
 		return unitState(t, m, svc) == "inactive"
 	})
 	if got := unitState(t, m, sock); got != "active" {
@@ -313,7 +314,7 @@ func TestDirectManagerBehavesTheSame(t *testing.T) {
 		t.Fatalf("status while running: %+v (daemon pids %v)", st, pids)
 	}
 	e.MustOK("stop")
-	Eventually(t, 10*time.Second, "the daemon to exit", func() bool { return len(daemonPIDs("builtin")) == 0 })
+	testkit.Eventually(t, 10*time.Second, "the daemon to exit", func() bool { return len(daemonPIDs("builtin")) == 0 })
 	e.JSON(&st, "status")
 	if st.Service.State == "running" || st.Live != nil {
 		t.Fatalf("status after stop: %+v", st)

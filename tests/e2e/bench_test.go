@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpx-dev/mcpx/internal/testkit"
 )
 
 // benchEnabled gates TestPerformance: scripts/bench sets MCPX_BENCH=1.
@@ -73,7 +75,7 @@ func TestPerformance(t *testing.T) {
 	add(lsWarm, median(n, func() { e.MustOK("ls") }), procStart)
 	stopped := func() {
 		e.MustOK("stop")
-		Eventually(t, 10*time.Second, "daemon exit", func() bool { return len(daemonPIDs("builtin")) == 0 })
+		testkit.Eventually(t, 10*time.Second, "daemon exit", func() bool { return len(daemonPIDs("builtin")) == 0 })
 	}
 	cold := n/3 + 1
 	add(lsCold, medianAfter(cold, stopped, func() { e.MustOK("ls") }), lsWarm)

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/testkit"
 )
 
 // cacheOf opens the store and schema cache of e's user.
@@ -61,7 +62,7 @@ func namespace(t *testing.T, e *Env, name string) api.Namespace {
 func stopAndWait(t *testing.T, e *Env) {
 	t.Helper()
 	e.MustOK("stop")
-	Eventually(t, 10*time.Second, "the daemon to exit", func() bool { return len(daemonPIDs("builtin")) == 0 })
+	testkit.Eventually(t, 10*time.Second, "the daemon to exit", func() bool { return len(daemonPIDs("builtin")) == 0 })
 }
 
 // The trap of issue 4: a snapshot written by an older program whose tool

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/testkit"
 )
 
 // The README's first command on a machine with no MCP config anywhere.
@@ -104,7 +105,7 @@ func TestNpmServers(t *testing.T) {
 
 	// After stop, discovery answers from the cache and starts no server.
 	e.MustOK("stop")
-	Eventually(t, 10*time.Second, "every server process to exit after stop", func() bool {
+	testkit.Eventually(t, 10*time.Second, "every server process to exit after stop", func() bool {
 		return len(serverProcesses(e)) == 0
 	})
 	e.JSON(&ns, "ls")

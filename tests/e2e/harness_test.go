@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/testkit"
 )
 
 var (
@@ -43,20 +45,16 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	mcpxBin = filepath.Join(dir, "mcpx")
-	fixtureBin = filepath.Join(dir, "mcpx-fixture")
-	for out, pkg := range map[string]string{mcpxBin: "./cmd/mcpx", fixtureBin: "./internal/fixture/cmd/mcpx-fixture"} {
-		// A plain build: these tests drive processes, and a race-enabled
-		// binary sleeps a second at every exit (GORACE atexit_sleep_ms),
-		// which the daemons under systemd cannot be told otherwise. The
-		// packages' own tests run with -race.
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Dir = repoRoot
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n", pkg, err)
-			return 1
-		}
+	// Plain builds: these tests drive processes, and a race-enabled binary
+	// sleeps a second at every exit (GORACE atexit_sleep_ms), which the
+	// daemons under systemd cannot be told otherwise. The packages' own
+	// tests run with -race.
+	if mcpxBin, err = testkit.Build(dir, "github.com/mcpx-dev/mcpx/cmd/mcpx"); err == nil {
+		fixtureBin, err = testkit.Build(dir, testkit.Fixture)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	return m.Run()
 }
@@ -244,18 +242,6 @@ func (e *Env) MarkedCmdlines() []string {
 func (e *Env) killMarked() {
 	for _, pid := range e.Marked() {
 		syscall.Kill(pid, syscall.SIGKILL)
-	}
-}
-
-// Eventually polls cond until it holds or the deadline passes.
-func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

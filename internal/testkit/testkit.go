@@ -1,0 +1,61 @@
+// Package testkit is what the test suites of several packages share:
+// building a command of this module, waiting for a condition without
+// asserting a time, and a buffer that one goroutine may read while another
+// writes it. Only tests (and test helpers such as systemdtest) import it.
+package testkit
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Fixture is the import path of the test MCP server's command.
+const Fixture = "github.com/mcpx-dev/mcpx/internal/fixture/cmd/mcpx-fixture"
+
+// Build builds the command pkg (an import path of this module) into dir
+// and returns the binary's path, named after the package's last element.
+func Build(dir, pkg string) (string, error) {
+	bin := filepath.Join(dir, path.Base(pkg))
+	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+	}
+	return bin, nil
+}
+
+// Eventually polls cond until it holds, failing t when within passes
+// first. The deadline only bounds a hung test; nothing asserts a time.
+func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// SyncBuffer is a bytes.Buffer safe to read while another goroutine (an
+// exec.Cmd copying a child's output, a logger) writes it.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -148,3 +148,70 @@ func TestCorruptSnapshotDropsRef(t *testing.T) {
 		t.Fatalf("Load after drop = %v, want no snapshot", err)
 	}
 }
+
+// Load reuses what it decoded while the ref is unchanged, but never past a
+// new ref (this process's Save or another process's), a removed ref, or
+// touchEvery, after which the blob is read and its digest checked again.
+func TestLoadReusesOnlyAnUnchangedRef(t *testing.T) {
+	c, s, dir := newSchemas(t)
+	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time { return now }
+	h := config.ServerHash("4444444444444444")
+	save := func(name string) {
+		t.Helper()
+		if err := c.Save(&Snapshot{ServerHash: h, Tools: []json.RawMessage{json.RawMessage(`{"name":"` + name + `"}`)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tool := func() string {
+		t.Helper()
+		snap, err := c.Load(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(snap.Tools[0])
+	}
+	save("a")
+	first, _ := c.Load(h)
+	if again, _ := c.Load(h); again != first {
+		t.Fatal("an unchanged ref was decoded again")
+	}
+	save("b")
+	if got := tool(); got != `{"name":"b"}` {
+		t.Fatalf("after Save: %s", got)
+	}
+
+	// Another process points the ref at another snapshot.
+	other := NewSchemas(s, dir)
+	if err := other.Save(&Snapshot{ServerHash: h, Tools: []json.RawMessage{json.RawMessage(`{"name":"c"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tool(); got != `{"name":"c"}` {
+		t.Fatalf("after another process's Save: %s", got)
+	}
+
+	// A corrupted blob behind an unchanged ref: served from memory (it was
+	// verified when read) until touchEvery passes, then detected.
+	var ref Ref
+	b, _ := os.ReadFile(filepath.Join(dir, string(h)+".json"))
+	_ = json.Unmarshal(b, &ref)
+	flip(t, s, ref.Digest)
+	if got := tool(); got != `{"name":"c"}` {
+		t.Fatalf("within touchEvery: %s", got)
+	}
+	now = now.Add(touchEvery)
+	var miss *MissError
+	if _, err := c.Load(h); !errors.As(err, &miss) || miss.Reason != ReasonDigestMismatch {
+		t.Fatalf("after touchEvery: %v, want the digest mismatch", err)
+	}
+
+	// Another process invalidates: the next Load misses.
+	save("d")
+	_ = tool()
+	if err := other.Invalidate(h); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Load(h); !errors.As(err, &miss) || miss.Reason != ReasonNoSnapshot {
+		t.Fatalf("after another process's Invalidate: %v", err)
+	}
+}

@@ -6,16 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
-	"os"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/filestamp"
 	"github.com/mcpx-dev/mcpx/upstream"
 )
 
@@ -107,34 +105,15 @@ type envFile struct {
 	path string
 
 	mu    sync.Mutex
-	stamp fileStamp
+	stamp filestamp.Stamp
 	vals  map[string]string
-}
-
-// fileStamp is what a cheap stat says about a file.
-type fileStamp struct {
-	exists bool
-	mtime  time.Time
-	size   int64
-	ino    uint64
-}
-
-func statStamp(path string) (fileStamp, error) {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fileStamp{}, nil
-	}
-	if err != nil {
-		return fileStamp{}, err
-	}
-	return fileStamp{exists: true, mtime: fi.ModTime(), size: fi.Size(), ino: inode(fi)}, nil
 }
 
 // get returns the current values; callers must not modify the map.
 func (e *envFile) get() (map[string]string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	st, err := statStamp(e.path)
+	st, err := filestamp.Of(e.path)
 	if err != nil {
 		return nil, fmt.Errorf("read environment file %s: %w", e.path, err)
 	}

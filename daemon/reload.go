@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/internal/filestamp"
 )
 
 // watchConfig reloads when a config source changes (a cheap stat stamp
@@ -42,10 +43,10 @@ func (d *daemon) watchConfig(ctx context.Context) {
 	}
 }
 
-func stampAll(paths []string) []fileStamp {
-	out := make([]fileStamp, len(paths))
+func stampAll(paths []string) []filestamp.Stamp {
+	out := make([]filestamp.Stamp, len(paths))
 	for i, p := range paths {
-		out[i], _ = statStamp(p)
+		out[i], _ = filestamp.Of(p)
 	}
 	return out
 }

@@ -27,13 +27,9 @@ func initCommand(a *App) *ucli.Command {
 			if cmd.NArg() > 0 {
 				return usagef("init takes no arguments")
 			}
-			dir := cmd.String("directory")
-			if dir == "" {
-				wd, err := os.Getwd()
-				if err != nil {
-					return err
-				}
-				dir = wd
+			dir, err := workDir(cmd)
+			if err != nil {
+				return err
 			}
 			path := filepath.Join(dir, ".mcp.json")
 			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)

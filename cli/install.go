@@ -38,14 +38,7 @@ func installCommand(a *App) *ucli.Command {
 			"manager has nothing to install. Safe to run again; commands install on first\n" +
 			"use anyway.",
 		Action: func(ctx context.Context, cmd *ucli.Command) error {
-			if cmd.NArg() > 0 {
-				return usagef("install takes no arguments")
-			}
-			l, err := a.local()
-			if err != nil {
-				return err
-			}
-			m, err := a.detect(ctx, l)
+			l, m, err := a.unitsManager(ctx, cmd)
 			if err != nil {
 				return err
 			}
@@ -89,14 +82,7 @@ func uninstallCommand(a *App) *ucli.Command {
 		Name:  "uninstall",
 		Usage: "stop every daemon and remove the systemd unit templates (or launchd agents)",
 		Action: func(ctx context.Context, cmd *ucli.Command) error {
-			if cmd.NArg() > 0 {
-				return usagef("uninstall takes no arguments")
-			}
-			l, err := a.local()
-			if err != nil {
-				return err
-			}
-			m, err := a.detect(ctx, l)
+			_, m, err := a.unitsManager(ctx, cmd)
 			if err != nil {
 				return err
 			}
@@ -129,6 +115,20 @@ func uninstallCommand(a *App) *ucli.Command {
 			return nil
 		},
 	}
+}
+
+// unitsManager is what install and uninstall act on: the manager chosen
+// as every command would, without installing anything on the way.
+func (a *App) unitsManager(ctx context.Context, cmd *ucli.Command) (*local, service.Manager, error) {
+	if cmd.NArg() > 0 {
+		return nil, nil, usagef("%s takes no arguments", cmd.Name)
+	}
+	l, err := a.local()
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := a.detect(ctx, l)
+	return l, m, err
 }
 
 // unitFiles are the files the manager installs: both templates under

@@ -1,10 +1,8 @@
 package service
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -141,20 +139,6 @@ func waitFor(t *testing.T, mgr Manager, key config.DaemonKey, ok func(State) boo
 	return st
 }
 
-func dialAnswer(t *testing.T, path string) string {
-	t.Helper()
-	c, err := net.Dial("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(line)
-}
-
 // TestSystemdStates holds the adapter's State mapping against a real user
 // manager: not installed, socket only, running, failed.
 func TestSystemdStates(t *testing.T) {
@@ -192,7 +176,7 @@ func TestSystemdStates(t *testing.T) {
 		t.Fatalf("units %v", st.Units)
 	}
 
-	answer := dialAnswer(t, paths.Socket("k1"))
+	answer := systemdtest.AskFake(t, paths.Socket("k1"))
 	st = waitFor(t, mgr, "k1", func(st State) bool { return st.Detail["serviceActiveState"] == "active" })
 	if st.Service != ServiceRunning || st.PID == 0 || st.Since.IsZero() || answer != "ok "+strconv.Itoa(st.PID) {
 		t.Fatalf("running: %+v (daemon said %q)", st, answer)
@@ -201,7 +185,7 @@ func TestSystemdStates(t *testing.T) {
 	if err := mgr.Ensure(ctx, "fail1"); err != nil {
 		t.Fatal(err)
 	}
-	dialAnswer(t, paths.Socket("fail1"))
+	systemdtest.AskFake(t, paths.Socket("fail1"))
 	st = waitFor(t, mgr, "fail1", func(st State) bool { return st.Service == ServiceFailed && st.Socket == SocketListening })
 	if st.LastExit != "exit-code 1" || st.PID != 0 {
 		t.Fatalf("failed: %+v", st)

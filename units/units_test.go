@@ -3,7 +3,6 @@ package units
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,39 +62,10 @@ func TestUnavailableIsFastAndTyped(t *testing.T) {
 	}
 }
 
-// copyBinary copies the test binary to path (so a directory name can be
-// chosen) and returns path.
-func copyBinary(t *testing.T, path string) string {
-	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := os.Open(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 func TestRenderedUnitsPassVerify(t *testing.T) {
 	m := systemdtest.Start(t)
 	for _, bin := range []string{"mcpx", "with space/mcpx", "100%/mcpx"} {
-		bin := copyBinary(t, filepath.Join(m.Dir, "bin", bin))
+		bin := systemdtest.FakeDaemonAt(t, filepath.Join(m.Dir, "bin", bin))
 		s := &Systemd{Bin: bin}
 		sock, svc, err := s.Render()
 		if err != nil {
@@ -117,7 +87,7 @@ func TestRenderedUnitsPassVerify(t *testing.T) {
 
 func TestInstallUninstallIdempotent(t *testing.T) {
 	m := systemdtest.Start(t)
-	bin := copyBinary(t, filepath.Join(m.Dir, "bin", "mcpx"))
+	bin := systemdtest.FakeDaemonAt(t, filepath.Join(m.Dir, "bin", "mcpx"))
 	s := New(m.Getenv, bin)
 	defer s.Close()
 	ctx := context.Background()
@@ -180,7 +150,7 @@ func waitState(t *testing.T, s *Systemd, key string, ok func(KeyState) bool) Key
 
 func TestActivationLifecycle(t *testing.T) {
 	m := systemdtest.Start(t)
-	bin := copyBinary(t, filepath.Join(m.Dir, "bin", "mcpx"))
+	bin := systemdtest.FakeDaemonAt(t, filepath.Join(m.Dir, "bin", "mcpx"))
 	transports := []string{ViaPrivate}
 	if m.BusSocket() != "" {
 		transports = append(transports, ViaBus)
@@ -241,7 +211,7 @@ func TestActivationLifecycle(t *testing.T) {
 			}
 
 			// Connecting activates the service.
-			answer := dialFake(t, sock)
+			answer := systemdtest.AskFake(t, sock)
 			ks = waitState(t, s, key, func(ks KeyState) bool { return ks.Service.ActiveState == "active" })
 			if ks.Service.SubState != "running" || ks.Service.MainPID == 0 || ks.Service.Since.IsZero() {
 				t.Fatalf("running service: %+v", ks.Service)
@@ -288,7 +258,7 @@ func TestActivationLifecycle(t *testing.T) {
 			if err := s.Ensure(ctx, fail); err != nil {
 				t.Fatal(err)
 			}
-			dialFake(t, filepath.Join(m.RuntimeDir(), "mcpx", fail+".sock"))
+			systemdtest.AskFake(t, filepath.Join(m.RuntimeDir(), "mcpx", fail+".sock"))
 			// The socket goes back to listening once the manager has seen the
 			// service fail.
 			ks = waitState(t, s, fail, func(ks KeyState) bool {

@@ -18,9 +18,11 @@
 package systemdtest
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -256,15 +258,38 @@ func (m *Manager) stop(t testing.TB) {
 	}
 }
 
-// FakeDaemon builds the fakedaemon command (a stand-in for `mcpx daemon`
-// under socket activation; see its package doc) into the instance's
-// directory, outside any temporary build directory, and returns its path.
+// FakeDaemon builds internal/systemdtest/fakedaemon as Dir/bin/mcpx: a
+// stand-in for `mcpx daemon --key K` that takes the inherited socket named
+// "mcpx", reports ready and answers "ok <pid>" (a key starting with "fail"
+// answers once and exits 1).
 func (m *Manager) FakeDaemon(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(m.Dir, "bin", "mcpx")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/mcpx-dev/mcpx/internal/systemdtest/fakedaemon")
+	return FakeDaemonAt(t, filepath.Join(m.Dir, "bin", "mcpx"))
+}
+
+// FakeDaemonAt builds the fake daemon at path (so a test can choose a path
+// with spaces or a '%' in it).
+func FakeDaemonAt(t testing.TB, path string) string {
+	t.Helper()
+	cmd := exec.Command("go", "build", "-o", path, "github.com/mcpx-dev/mcpx/internal/systemdtest/fakedaemon")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("systemdtest: build fakedaemon: %v\n%s", err, out)
 	}
-	return bin
+	return path
+}
+
+// AskFake connects to a fake daemon's socket (activating it) and returns
+// its one-line answer, "ok <pid>".
+func AskFake(t testing.TB, path string) string {
+	t.Helper()
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatalf("dial %s: %v", path, err)
+	}
+	defer c.Close()
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		t.Fatalf("read from %s: %v", path, err)
+	}
+	return strings.TrimSpace(line)
 }

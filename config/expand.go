@@ -117,9 +117,12 @@ func (s *Server) expandable() []string {
 }
 
 // Vars returns the variables the server references (including those with a
-// default), sorted and deduplicated.
+// default, and mcpx.auth.clientSecretEnv), sorted and deduplicated.
 func (s *Server) Vars() []string {
 	var out []string
+	if a := s.Options.Auth; a != nil && a.ClientSecretEnv != "" {
+		out = append(out, a.ClientSecretEnv)
+	}
 	for _, str := range s.expandable() {
 		for _, r := range scanRefs(str) {
 			if !r.escape {
@@ -166,6 +169,18 @@ func (s *Server) Expand(lookup func(string) (string, bool)) (*Server, error) {
 	c.URL = exp(c.URL)
 	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
 		c.Headers[k] = exp(c.Headers[k])
+	}
+	if a := s.Options.Auth; a != nil {
+		ca := *a
+		ca.Scopes = slices.Clone(a.Scopes)
+		if a.ClientSecretEnv != "" && unset == "" {
+			v, ok := lookup(a.ClientSecretEnv)
+			if !ok || v == "" {
+				unset = a.ClientSecretEnv
+			}
+			ca.ClientSecret = v
+		}
+		c.Options.Auth = &ca
 	}
 	if unset != "" {
 		return nil, &UnsetVarError{Server: s.Name, Var: unset}

@@ -69,10 +69,11 @@ const (
 var (
 	serverKeys       = []string{"args", "command", "cwd", "env", "headers", "mcpx", "transport", "type", "url"}
 	opencodeKeys     = []string{"command", "enabled", "environment", "headers", "mcpx", "type", "url"}
-	serverBlockKeys  = []string{"callTimeout", "description", "disabled", "excludeTools", "idleTimeout", "max", "policy", "scope", "sharing", "startTimeout", "tools"}
+	serverBlockKeys  = []string{"auth", "callTimeout", "description", "disabled", "excludeTools", "idleTimeout", "max", "policy", "scope", "sharing", "startTimeout", "tools"}
 	topBlockKeys     = []string{"cache", "callTimeout", "idleExit", "idleTimeout", "max", "policy", "scope", "sharing", "startTimeout"}
 	policyKeys       = []string{"destructive", "unannotated"}
 	cacheKeys        = []string{"maxAge", "maxBytes"}
+	authKeys         = []string{"clientId", "clientMetadataUrl", "clientSecretEnv", "scopes"}
 	sharingValues    = []string{SharingShared, SharingExclusive}
 	scopeValues      = []string{ScopeGlobal, ScopeCwd, ScopeSession, ScopeCall}
 	destructiveVals  = []string{PolicyConfirm, PolicyAllow, PolicyDeny}
@@ -89,6 +90,7 @@ type optLayer struct {
 	tools, exclude              *[]string
 	disabled                    *bool
 	destructive, unannotated    *string
+	auth                        *Auth
 	// top-level only
 	idleExit      *Duration
 	cacheMaxBytes *int64
@@ -109,6 +111,7 @@ func (l *optLayer) under(u optLayer) {
 	fill(&l.disabled, u.disabled)
 	fill(&l.destructive, u.destructive)
 	fill(&l.unannotated, u.unannotated)
+	fill(&l.auth, u.auth)
 	fill(&l.idleExit, u.idleExit)
 	fill(&l.cacheMaxBytes, u.cacheMaxBytes)
 	fill(&l.cacheMaxAge, u.cacheMaxAge)
@@ -140,6 +143,11 @@ func (l optLayer) over(o Options) Options {
 	set(&o.Disabled, l.disabled)
 	set(&o.Policy.Destructive, l.destructive)
 	set(&o.Policy.Unannotated, l.unannotated)
+	if l.auth != nil {
+		a := *l.auth
+		a.Scopes = slices.Clone(a.Scopes)
+		o.Auth = &a
+	}
 	o.Tools = slices.Clone(o.Tools)
 	o.ExcludeTools = slices.Clone(o.ExcludeTools)
 	return o

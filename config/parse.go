@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -226,6 +227,8 @@ func (d *doc) parseBlock(n *node, server string, top bool) (optLayer, error) {
 			l.idleExit, err = d.duration(v, server, key)
 		case "policy":
 			err = d.parsePolicy(v, server, &l)
+		case "auth":
+			l.auth, err = d.parseAuth(v, server)
 		case "cache":
 			err = d.parseCache(v, &l)
 		case "tools", "excludeTools":
@@ -279,6 +282,47 @@ func (d *doc) parsePolicy(n *node, server string, l *optLayer) error {
 		}
 	}
 	return nil
+}
+
+// parseAuth reads a server's `mcpx.auth` block.
+func (d *doc) parseAuth(n *node, server string) (*Auth, error) {
+	if n.kind != '{' {
+		return nil, d.errAt(n.start, ErrType, "%s: want an object", d.subject(server, "mcpx.auth"))
+	}
+	where := fmt.Sprintf("server %q: mcpx.auth", server)
+	a := &Auth{}
+	for _, k := range n.members {
+		if isNull(d, k.val) {
+			continue
+		}
+		key := "mcpx.auth." + k.name
+		var err error
+		switch k.name {
+		case "clientId":
+			a.ClientID, err = d.str(k.val, server, key)
+		case "clientSecretEnv":
+			if a.ClientSecretEnv, err = d.str(k.val, server, key); err == nil && !validVarName(a.ClientSecretEnv) {
+				err = d.errAt(k.val.start, ErrInvalidValue, "%s: %q is not a variable name (write the name, not ${NAME} or the secret)", d.subject(server, key), a.ClientSecretEnv)
+			}
+		case "clientMetadataUrl":
+			if a.ClientMetadataURL, err = d.str(k.val, server, key); err == nil {
+				if u, perr := url.Parse(a.ClientMetadataURL); perr != nil || u.Scheme != "https" || u.Host == "" || u.Path == "" || u.Path == "/" {
+					err = d.errAt(k.val.start, ErrInvalidValue, "%s: %q is not an https URL with a path", d.subject(server, key), a.ClientMetadataURL)
+				}
+			}
+		case "scopes":
+			a.Scopes, err = d.strList(k.val, server, key)
+		default:
+			err = d.unknownKey(k, where, authKeys)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if a.ClientSecretEnv != "" && a.ClientID == "" {
+		return nil, d.errAt(n.start, ErrInvalidValue, "%s: clientSecretEnv needs clientId", d.subject(server, "mcpx.auth"))
+	}
+	return a, nil
 }
 
 func (d *doc) parseCache(n *node, l *optLayer) error {

@@ -79,6 +79,35 @@ type Options struct {
 	Description  string   `json:"description,omitempty"`
 	Disabled     bool     `json:"disabled,omitempty"`
 	Policy       Policy   `json:"policy,omitempty"`
+	// Auth is the server's `mcpx.auth` block (remote servers that need an
+	// OAuth login); nil when absent. Per server only.
+	Auth *Auth `json:"auth,omitempty"`
+}
+
+// Auth is a server's `mcpx.auth` block: how mcpx identifies itself to the
+// authorization server of a remote server that needs a login (docs/auth.md).
+// Every field is optional; without the block mcpx registers itself
+// dynamically where the server allows it.
+type Auth struct {
+	// ClientID is a client registered by hand with the authorization
+	// server (used when it offers neither client ID metadata documents nor
+	// dynamic registration, or instead of them).
+	ClientID string `json:"clientId,omitempty"`
+	// ClientSecretEnv names the variable of the caller's environment that
+	// holds ClientID's secret (a confidential client); the secret itself
+	// is never written in a config file.
+	ClientSecretEnv string `json:"clientSecretEnv,omitempty"`
+	// ClientMetadataURL is the https URL of a client ID metadata document
+	// describing mcpx, used as the client_id where the authorization
+	// server supports such documents.
+	ClientMetadataURL string `json:"clientMetadataUrl,omitempty"`
+	// Scopes are requested at login (default: what the server's metadata
+	// or its 401 challenge asks for).
+	Scopes []string `json:"scopes,omitempty"`
+
+	// ClientSecret is the value of ClientSecretEnv, set by Expand; never
+	// encoded.
+	ClientSecret string `json:"-"`
 }
 
 // Server is one configured MCP server.

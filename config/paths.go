@@ -163,3 +163,7 @@ func (p Paths) Schemas() string { return filepath.Join(p.Cache, "schemas") }
 // ConfigFile is the user-wide config, Config/config.json (the last entry of
 // the search order).
 func (p Paths) ConfigFile() string { return filepath.Join(p.Config, "config.json") }
+
+// AuthDir holds the OAuth token files when no keyring is used, State/auth
+// (0700; one 0600 file per serverHash).
+func (p Paths) AuthDir() string { return filepath.Join(p.State, "auth") }

@@ -1,0 +1,228 @@
+package auth
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/config"
+)
+
+// Record is what mcpx keeps for one server after a login: the tokens and
+// what is needed to refresh and revoke them. It holds secrets: it is
+// written only to a Store, and its String method hides them so a stray
+// %v never prints one.
+type Record struct {
+	ServerHash config.ServerHash `json:"serverHash"`
+	// Server is the server's name at login (for display only).
+	Server string `json:"server"`
+	// Resource is the canonical URI of the MCP server (RFC 8707).
+	Resource string `json:"resource"`
+	Issuer   string `json:"issuer"`
+
+	TokenEndpoint      string `json:"tokenEndpoint"`
+	RevocationEndpoint string `json:"revocationEndpoint,omitempty"`
+
+	ClientID string `json:"clientId"`
+	// ClientSecret is a secret issued by dynamic registration. A secret
+	// from mcpx.auth.clientSecretEnv is never stored.
+	ClientSecret string `json:"clientSecret,omitempty"`
+	// AuthMethod is how the client authenticates at the token endpoint:
+	// none, client_secret_basic or client_secret_post.
+	AuthMethod string `json:"authMethod"`
+
+	AccessToken  string    `json:"accessToken"`
+	RefreshToken string    `json:"refreshToken,omitempty"`
+	TokenType    string    `json:"tokenType"`
+	Scope        string    `json:"scope,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+	ObtainedAt   time.Time `json:"obtainedAt"`
+}
+
+// String describes r without its secrets.
+func (r Record) String() string {
+	return fmt.Sprintf("token record for %s (%s, issuer %s, expires %s)", r.Server, r.ServerHash, r.Issuer, r.Expiry.Format(time.RFC3339))
+}
+
+// GoString is String, for %#v.
+func (r Record) GoString() string { return r.String() }
+
+// Store keeps Records by serverHash. Implementations are safe for
+// concurrent use within a process; across processes the last writer wins.
+type Store interface {
+	// Name says where tokens live ("file …" or "keyring").
+	Name() string
+	// Load returns h's record, or nil and no error when there is none.
+	Load(h config.ServerHash) (*Record, error)
+	// Save writes r (keyed by r.ServerHash), replacing any older one.
+	Save(r *Record) error
+	// Delete forgets h's record; forgetting a missing one is no error.
+	Delete(h config.ServerHash) error
+}
+
+// FileStore keeps each record in Dir/<serverHash>.json, mode 0600, in a
+// directory of mode 0700. On read it refuses a file or directory that is
+// not the user's own or that others may write (or, for the file, read).
+type FileStore struct {
+	Dir string
+}
+
+// Name implements Store.
+func (s *FileStore) Name() string { return "file " + s.Dir }
+
+func (s *FileStore) path(h config.ServerHash) (string, error) {
+	if h == "" || strings.ContainsAny(string(h), `/\.`) {
+		return "", fmt.Errorf("token store: bad server hash %q", h)
+	}
+	return filepath.Join(s.Dir, string(h)+".json"), nil
+}
+
+// ErrUnsafe marks a token file or directory that mcpx refuses to trust.
+var ErrUnsafe = errors.New("unsafe permissions")
+
+// checkOwned refuses fi unless the user owns it and no one else may write
+// it (mask adds the bits others must not have).
+func checkOwned(path string, fi fs.FileInfo, mask fs.FileMode) error {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("%s: %w: owned by uid %d, not by you (uid %d)", path, ErrUnsafe, st.Uid, os.Getuid())
+	}
+	if fi.Mode().Perm()&mask != 0 {
+		return fmt.Errorf("%s: %w: mode %04o (want no bits of %04o)", path, ErrUnsafe, fi.Mode().Perm(), mask)
+	}
+	return nil
+}
+
+// Load implements Store.
+func (s *FileStore) Load(h config.ServerHash) (*Record, error) {
+	path, err := s.path(h)
+	if err != nil {
+		return nil, err
+	}
+	di, err := os.Lstat(s.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("token store: %w", err)
+	}
+	if !di.IsDir() {
+		return nil, fmt.Errorf("token store: %s is not a directory", s.Dir)
+	}
+	if err := checkOwned(s.Dir, di, 0o022); err != nil {
+		return nil, fmt.Errorf("token store: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("token store: open %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("token store: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("token store: %s is not a regular file", path)
+	}
+	if err := checkOwned(path, fi, 0o077); err != nil {
+		return nil, fmt.Errorf("token store: %w", err)
+	}
+	var r Record
+	if err := json.NewDecoder(f).Decode(&r); err != nil {
+		// Never quote the content: it holds tokens.
+		return nil, fmt.Errorf("token store: %s does not decode as a token record", path)
+	}
+	if r.ServerHash != h {
+		return nil, fmt.Errorf("token store: %s holds the record of another server", path)
+	}
+	return &r, nil
+}
+
+// Save implements Store: temp file (0600) + fsync + rename.
+func (s *FileStore) Save(r *Record) error {
+	path, err := s.path(r.ServerHash)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return fmt.Errorf("token store: %w", err)
+	}
+	di, err := os.Lstat(s.Dir)
+	if err != nil {
+		return fmt.Errorf("token store: %w", err)
+	}
+	if err := checkOwned(s.Dir, di, 0o077); err != nil {
+		if di.Mode().Perm()&0o077 == 0 || os.Chmod(s.Dir, 0o700) != nil {
+			return fmt.Errorf("token store: %w", err)
+		}
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("token store: encode record: %w", err)
+	}
+	f, err := os.CreateTemp(s.Dir, ".tmp-"+string(r.ServerHash)+"-*")
+	if err != nil {
+		return fmt.Errorf("token store: %w", err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // after a successful rename this fails harmlessly
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return fmt.Errorf("token store: %w", err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("token store: write %s: %w", tmp, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("token store: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("token store: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("token store: %w", err)
+	}
+	return nil
+}
+
+// Delete implements Store.
+func (s *FileStore) Delete(h config.ServerHash) error {
+	path, err := s.path(h)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("token store: %w", err)
+	}
+	return nil
+}
+
+// List returns the server hashes that have a record file, sorted.
+func (s *FileStore) List() ([]config.ServerHash, error) {
+	ents, err := os.ReadDir(s.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("token store: %w", err)
+	}
+	var out []config.ServerHash
+	for _, e := range ents {
+		if name, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(name, ".") {
+			out = append(out, config.ServerHash(name))
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}

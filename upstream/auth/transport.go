@@ -1,0 +1,275 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/config"
+)
+
+// source is one server's token state: the current record, and the refresh
+// in flight if any. Every connection to the server shares it.
+type source struct {
+	m    *Manager
+	hash config.ServerHash
+
+	mu     sync.Mutex
+	srv    Server
+	loaded bool
+	rec    *Record
+	// failed is why the last refresh ended the login (cleared by a new
+	// login); requests get it instead of a bare 401.
+	failed *LoginRequiredError
+	flight *refreshFlight
+}
+
+// refreshFlight is one refresh; waiters read err once done is closed.
+type refreshFlight struct {
+	done chan struct{}
+	err  error
+}
+
+func (s *source) setServer(srv Server) {
+	s.mu.Lock()
+	s.srv = srv
+	s.mu.Unlock()
+}
+
+// set makes rec current (a new login).
+func (s *source) set(rec *Record) {
+	s.mu.Lock()
+	s.rec, s.loaded, s.failed = rec, true, nil
+	s.mu.Unlock()
+}
+
+// loadLocked reads the record from the store once. Called with s.mu held.
+func (s *source) loadLocked() error {
+	if s.loaded {
+		return nil
+	}
+	rec, err := s.m.store.Load(s.hash)
+	if err != nil {
+		return err
+	}
+	s.rec, s.loaded = rec, true
+	return nil
+}
+
+// expiring reports whether r's access token should be refreshed now: it
+// expires within a fifth of its lifetime, at most 30 s.
+func (s *source) expiring(r *Record) bool {
+	if r.Expiry.IsZero() {
+		return false
+	}
+	skew := min(30*time.Second, r.Expiry.Sub(r.ObtainedAt)/5)
+	return !s.m.now().Before(r.Expiry.Add(-skew))
+}
+
+// token returns the access token to send ("" when there is no login).
+// It refreshes first when the token is about to expire, or when stale is
+// the token a server just refused; one refresh runs at a time and
+// callers arriving meanwhile wait for its outcome.
+func (s *source) token(ctx context.Context, stale string) (string, error) {
+	for {
+		s.mu.Lock()
+		if err := s.loadLocked(); err != nil {
+			s.mu.Unlock()
+			return "", err
+		}
+		rec := s.rec
+		if rec == nil {
+			failed := s.failed
+			s.mu.Unlock()
+			if failed != nil {
+				return "", failed
+			}
+			return "", nil
+		}
+		refused := stale != "" && rec.AccessToken == stale
+		if !refused && !s.expiring(rec) {
+			s.mu.Unlock()
+			return rec.AccessToken, nil
+		}
+		if rec.RefreshToken == "" {
+			s.mu.Unlock()
+			if refused {
+				return "", &LoginRequiredError{Server: rec.Server, Reason: "the access token was refused and there is no refresh token"}
+			}
+			return rec.AccessToken, nil // let the server judge it
+		}
+		if f := s.flight; f != nil {
+			s.mu.Unlock()
+			select {
+			case <-f.done:
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+			if f.err != nil {
+				return "", f.err
+			}
+			stale = "" // the refreshed token is the one to try
+			continue
+		}
+		f := &refreshFlight{done: make(chan struct{})}
+		s.flight = f
+		srv := s.srv
+		s.mu.Unlock()
+
+		// Detached from the caller: a rotated refresh token must not be
+		// lost because the call that started the refresh gave up.
+		rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		n, err := s.doRefresh(rctx, rec, srv)
+		cancel()
+
+		s.mu.Lock()
+		switch {
+		case err == nil:
+			s.rec = n
+		case isLoginEnding(err):
+			// The grant is gone: forget the tokens, keep the reason.
+			le := &LoginRequiredError{Server: srv.Name, Reason: "refreshing the token failed: " + err.Error()}
+			s.rec, s.failed = nil, le
+			if derr := s.m.store.Delete(s.hash); derr != nil {
+				s.m.logf("auth: %s: forget tokens: %v", srv.Name, derr)
+			}
+			err = le
+		default:
+			err = fmt.Errorf("refresh the token of %s: %w", srv.Name, err)
+		}
+		f.err = err
+		s.flight = nil
+		close(f.done)
+		s.mu.Unlock()
+		if err != nil {
+			s.m.logf("auth: %v", err)
+			return "", err
+		}
+		s.m.logf("auth: refreshed the token of %s (expires %s)", srv.Name, n.Expiry.Format(time.RFC3339))
+		return n.AccessToken, nil
+	}
+}
+
+// doRefresh refreshes rec, unless another process sharing the store
+// already did (its record then holds a newer token that is still good).
+func (s *source) doRefresh(ctx context.Context, rec *Record, srv Server) (*Record, error) {
+	if cur, err := s.m.store.Load(s.hash); err == nil && cur != nil && cur.AccessToken != rec.AccessToken && !s.expiring(cur) {
+		return cur, nil
+	}
+	n, err := s.m.refresh(ctx, rec, srv.Auth)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.m.store.Save(n); err != nil {
+		// The new token works in memory; the next daemon will need a login.
+		s.m.logf("auth: %s: save refreshed tokens: %v", srv.Name, err)
+	}
+	return n, nil
+}
+
+// isLoginEnding reports whether a refresh failure means the grant is gone
+// (a new login is needed) rather than a passing failure.
+func isLoginEnding(err error) bool {
+	var oe *OAuthError
+	if !errors.As(err, &oe) {
+		return false
+	}
+	switch oe.Code {
+	case "invalid_grant", "invalid_client", "unauthorized_client", "invalid_scope", "invalid_target":
+		return true
+	}
+	return oe.Status == http.StatusUnauthorized
+}
+
+// RoundTripper returns the transport for connections to s: it adds s's
+// access token, refreshes it before it expires and when the server refuses
+// it, and answers a request the server refuses for want of a login with a
+// *LoginRequiredError. A server whose headers carry their own
+// Authorization is left alone.
+func (m *Manager) RoundTripper(s Server, base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	for k := range s.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			return base
+		}
+	}
+	return &roundTripper{src: m.source(s), base: base, name: s.Name}
+}
+
+type roundTripper struct {
+	src  *source
+	base http.RoundTripper
+	name string
+}
+
+func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	tok, err := t.src.token(req.Context(), "")
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	resp, err := t.base.RoundTrip(withToken(req, tok))
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		return resp, err
+	}
+	ch := parseChallenge(resp.Header.Values("WWW-Authenticate"))
+	if !ch.bearer && len(resp.Header.Values("WWW-Authenticate")) > 0 {
+		return resp, nil // another scheme: not ours to answer
+	}
+	discard(resp)
+	if tok == "" {
+		return nil, &LoginRequiredError{Server: t.name, Reason: "no login yet"}
+	}
+	if req.Body != nil && req.GetBody == nil {
+		return nil, &LoginRequiredError{Server: t.name, Reason: "the server refused the access token"}
+	}
+	// Refused: refresh (or take the token another request just got) and
+	// try once more.
+	fresh, err := t.src.token(req.Context(), tok)
+	if err != nil {
+		return nil, err
+	}
+	if fresh == "" || fresh == tok {
+		return nil, &LoginRequiredError{Server: t.name, Reason: "the server refused the access token"}
+	}
+	retry := req.Clone(req.Context())
+	if req.GetBody != nil {
+		if retry.Body, err = req.GetBody(); err != nil {
+			return nil, err
+		}
+	}
+	resp, err = t.base.RoundTrip(withToken(retry, fresh))
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		return resp, err
+	}
+	discard(resp)
+	return nil, &LoginRequiredError{Server: t.name, Reason: "the server refused a freshly refreshed access token"}
+}
+
+// withToken is req with the bearer token set (req itself when tok is "").
+func withToken(req *http.Request, tok string) *http.Request {
+	if tok == "" {
+		return req
+	}
+	r := req.Clone(req.Context())
+	r.Header.Set("Authorization", "Bearer "+tok)
+	return r
+}
+
+func discard(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}

@@ -135,6 +135,8 @@ func classifyAPI(e *client.APIError) (int, string, string, string) {
 		// The server itself answered the call with a JSON-RPC error: the
 		// tool failed, mcpx did not.
 		return ExitToolError, what, "", b.Stderr
+	case api.CodeLoginRequired:
+		return ExitUnavailable, what, fmt.Sprintf("run `mcpx login %s`", b.Namespace), ""
 	case api.CodeStartFailed:
 		return ExitUnavailable, what, serverHint(b.Namespace), b.Stderr
 	case api.CodeCooldown:

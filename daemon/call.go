@@ -120,13 +120,13 @@ func refuseUnlisted(ns, tool string, err error) error {
 
 // cannotRun returns the mapped error when the listing failed because the
 // server cannot run at all (it fails to start, is cooling down after failing,
-// or needs a variable the caller has not set). The call is refused either
+// needs a variable the caller has not set, or needs a login). The call is refused either
 // way; saying why the server cannot run tells the user what to fix, where
 // "annotations unknown" would not.
 func cannotRun(err error) *httpError {
 	e := mapError(err)
 	switch e.body.Code {
-	case api.CodeStartFailed, api.CodeCooldown, api.CodeUnsetVariable, api.CodeConfig:
+	case api.CodeStartFailed, api.CodeCooldown, api.CodeUnsetVariable, api.CodeConfig, api.CodeLoginRequired:
 		return e
 	}
 	return nil

@@ -26,6 +26,7 @@ import (
 	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/upstream"
+	"github.com/mcpx-dev/mcpx/upstream/auth"
 )
 
 // Options configure Run. Tests build them directly.
@@ -71,6 +72,7 @@ type daemon struct {
 	store   *cache.Store
 	schemas *cache.Schemas
 	pools   *upstream.Pools
+	auth    *auth.Manager
 	env     *envFile
 	socket  string
 	started time.Time
@@ -146,9 +148,11 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	}
 	d.store = store
 	d.schemas = cache.NewSchemas(store, opts.Paths.Schemas())
+	d.auth = auth.New(auth.Options{Store: &auth.FileStore{Dir: opts.Paths.AuthDir()}, Logf: d.log.Printf})
 	d.pools = upstream.New(upstream.Options{
 		OnListChanged: d.listChanged,
 		Logf:          d.log.Printf,
+		Auth:          d.auth,
 	})
 
 	srv := &http.Server{

@@ -27,8 +27,12 @@ type route struct {
 
 // routes is the whole API, sorted by path.
 var routes = []route{
+	{api.PathAuth, http.MethodGet, (*daemon).serveAuth},
 	{api.PathCall, http.MethodPost, (*daemon).serveCall},
 	{api.PathHealth, http.MethodGet, (*daemon).serveHealth},
+	{api.PathLogin, http.MethodPost, (*daemon).serveLogin},
+	{api.PathLoginWait, http.MethodPost, (*daemon).serveLoginWait},
+	{api.PathLogout, http.MethodPost, (*daemon).serveLogout},
 	{api.PathNamespaces, http.MethodGet, (*daemon).serveNamespaces},
 	{api.PathRefresh, http.MethodPost, (*daemon).serveRefresh},
 	{api.PathResolve, http.MethodGet, (*daemon).serveResolve},
@@ -130,7 +134,7 @@ func (d *daemon) writeError(w http.ResponseWriter, err error) {
 }
 
 // mapError turns errors from the registry and upstream into statuses:
-// start failure 502, cooldown 503, timeout 504, JSON-RPC error 502
+// login required 401, start failure 502, cooldown 503, timeout 504, JSON-RPC error 502
 // server_error, anything else 502 transport_error.
 func mapError(err error) *httpError {
 	var (
@@ -142,10 +146,15 @@ func mapError(err error) *httpError {
 		exit     *upstream.ExitError
 		unset    *config.UnsetVarError
 		parseErr *config.ParseError
+		login    *upstream.LoginRequiredError
 	)
 	switch {
 	case errors.As(err, &he):
 		return he
+	case errors.As(err, &login):
+		e := apiErr(http.StatusUnauthorized, api.CodeLoginRequired, "%v", login)
+		e.body.Namespace = login.Server
+		return e
 	case errors.As(err, &cool):
 		e := apiErr(http.StatusServiceUnavailable, api.CodeCooldown, "%v", err)
 		until := cool.Until

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os/exec"
 	"strings"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/internal/version"
+	"github.com/mcpx-dev/mcpx/upstream/auth"
 )
 
 // conn is one initialized connection to a server instance. Requests go
@@ -52,6 +54,19 @@ type dialParams struct {
 	callTimeout     time.Duration
 	startTimeout    time.Duration
 	onNotification  func(mcp.JSONRPCNotification)
+	auth            *auth.Manager // OAuth for network transports; may be nil
+}
+
+// httpClient is the client a network transport uses: with OAuth when the
+// pool set has a token manager.
+func (dp dialParams) httpClient() *http.Client {
+	if dp.auth == nil {
+		return &http.Client{}
+	}
+	srv := dp.spec.Server
+	return &http.Client{Transport: dp.auth.RoundTripper(auth.Server{
+		Hash: dp.spec.Hash, Name: serverName(dp.spec), URL: srv.URL, Headers: srv.Headers, Auth: srv.Options.Auth,
+	}, nil)}
 }
 
 // quietLogger keeps mcp-go's transports from writing to the daemon's stderr.
@@ -92,11 +107,13 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 			transport.WithCommandLogger(quietLogger))
 	case config.TransportHTTP:
 		cn.tr, err = transport.NewStreamableHTTP(srv.URL,
+			transport.WithHTTPBasicClient(dp.httpClient()),
 			transport.WithHTTPHeaders(srv.Headers),
 			transport.WithContinuousListening(),
 			transport.WithHTTPLogger(quietLogger))
 	case config.TransportSSE:
 		cn.tr, err = transport.NewSSE(srv.URL,
+			transport.WithHTTPClient(dp.httpClient()),
 			transport.WithHeaders(srv.Headers),
 			transport.WithEndpointTimeout(dp.startTimeout),
 			transport.WithResponseTimeout(dp.callTimeout+time.Minute),

@@ -6,7 +6,14 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/upstream/auth"
 )
+
+// LoginRequiredError is a remote server that needs `mcpx login`: it has no
+// token, or refreshing its token failed. Calls fail with it, never with a
+// bare transport error.
+type LoginRequiredError = auth.LoginRequiredError
 
 // ErrClosed is returned by Call and List after Close.
 var ErrClosed = errors.New("upstream pools closed")

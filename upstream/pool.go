@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/upstream/auth"
 )
 
 // Spec is everything needed to start one server.
@@ -60,6 +61,9 @@ type Options struct {
 	OnListChanged func(h config.ServerHash, kind string)
 	// Logf logs (may be nil).
 	Logf func(format string, args ...any)
+	// Auth keeps the OAuth tokens of remote servers (nil: no OAuth; a
+	// server asking for a login fails with a transport error).
+	Auth *auth.Manager
 }
 
 // Pools is every pool of a daemon: one pool per ServerHash, each holding
@@ -299,6 +303,10 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 	case err == nil:
 		return nil
 	case broken:
+		var login *auth.LoginRequiredError
+		if errors.As(err, &login) {
+			return login
+		}
 		return &ExitError{Server: name, Err: te.err, Stderr: inst.conn.stderrTail()}
 	case ctx.Err() != nil:
 		return fmt.Errorf("%s on %s: %w", what, name, ctx.Err())
@@ -427,6 +435,7 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 		callTimeout:     l.call,
 		startTimeout:    l.start,
 		onNotification:  p.notificationHandler(hash),
+		auth:            p.opts.Auth,
 	}, p.stopGrace)
 	unhook()
 	cancel()
@@ -442,6 +451,10 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 		}
 		if ctx.Err() != nil { // the caller gave up; not the server's fault
 			return nil, fmt.Errorf("start server %s: %w", pl.name, ctx.Err())
+		}
+		var login *auth.LoginRequiredError
+		if errors.As(err, &login) { // no cooldown: a login fixes it at once
+			return nil, login
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%w (startTimeout %s)", err, l.start)

@@ -1,0 +1,226 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v3"
+
+	"github.com/mcpx-dev/mcpx/daemon/api"
+)
+
+func init() {
+	register(loginCommand)
+	register(logoutCommand)
+	register(authCommand)
+}
+
+// login logs in to a remote server that needs OAuth: the daemon gives the
+// authorization URL and receives the loopback redirect; the CLI opens the
+// browser ($BROWSER, else xdg-open/open) or prints the URL.
+//
+// --json: api.AuthStatus once logged in.
+func loginCommand(a *App) *ucli.Command {
+	return &ucli.Command{
+		Name:      "login",
+		Usage:     "log in to a remote server that needs OAuth (opens your browser)",
+		ArgsUsage: "NS",
+		Flags: []ucli.Flag{
+			&ucli.BoolFlag{Name: "no-browser", Usage: "print the URL to open instead of opening a browser"},
+			&ucli.BoolFlag{Name: "device", Usage: "use the device authorization grant: open the URL on any device and enter the code"},
+		},
+		Action: func(ctx context.Context, cmd *ucli.Command) error {
+			if cmd.NArg() != 1 {
+				return usagef("login takes one namespace")
+			}
+			ns := cmd.Args().First()
+			c, err := a.client(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			start, err := c.Login(ctx, ns, cmd.Bool("device"))
+			if err != nil {
+				return err
+			}
+			opened := false
+			if !cmd.Bool("no-browser") {
+				opened = a.openBrowser(start.URL)
+			}
+			switch {
+			case start.UserCode != "":
+				fmt.Fprintf(a.Stderr, "To log in to %s, open\n\n    %s\n\nand enter the code %s. Waiting…\n", ns, start.URL, start.UserCode)
+			case opened:
+				fmt.Fprintf(a.Stderr, "Opened your browser to log in to %s. If it did not open, visit\n\n    %s\n\nWaiting…\n", ns, start.URL)
+			default:
+				fmt.Fprintf(a.Stderr, "To log in to %s, open this URL in a browser on this machine:\n\n    %s\n\nWaiting…\n", ns, start.URL)
+			}
+			st, err := c.LoginWait(ctx, start.ID)
+			if err != nil {
+				return err
+			}
+			if jsonOut(cmd) {
+				return writeJSON(a.Stdout, st)
+			}
+			_, err = fmt.Fprintf(a.Stdout, "logged in to %s%s\n", ns, describeLogin(*st))
+			return err
+		},
+	}
+}
+
+// describeLogin is " (scope …, token expires …)" for a login.
+func describeLogin(st api.AuthStatus) string {
+	var parts []string
+	if st.Scope != "" {
+		parts = append(parts, "scope "+st.Scope)
+	}
+	if st.ExpiresAt != nil {
+		exp := "token expires " + st.ExpiresAt.Local().Format(time.DateTime)
+		if st.Refreshable {
+			exp += ", refreshed automatically"
+		}
+		parts = append(parts, exp)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// openBrowser starts $BROWSER (a command, "%s" standing for the URL, else
+// the URL appended), else xdg-open or open where a display is available.
+// It does not wait for the browser; false means nothing was started.
+func (a *App) openBrowser(url string) bool {
+	var argv []string
+	if b := strings.TrimSpace(a.Getenv("BROWSER")); b != "" {
+		first, _, _ := strings.Cut(b, ":") // BROWSER may list several
+		argv = strings.Fields(first)
+		replaced := false
+		for i, f := range argv {
+			if strings.Contains(f, "%s") {
+				argv[i] = strings.ReplaceAll(f, "%s", url)
+				replaced = true
+			}
+		}
+		if !replaced {
+			argv = append(argv, url)
+		}
+	} else {
+		switch runtime.GOOS {
+		case "darwin":
+			argv = []string{"open", url}
+		default:
+			if a.Getenv("DISPLAY") == "" && a.Getenv("WAYLAND_DISPLAY") == "" {
+				return false // no display: print the URL
+			}
+			argv = []string{"xdg-open", url}
+		}
+	}
+	if len(argv) == 0 {
+		return false
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	// The browser's own output is not mcpx's.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
+	if err := cmd.Start(); err != nil {
+		return false
+	}
+	go func() { _ = cmd.Wait() }()
+	return true
+}
+
+// logout revokes a server's tokens where it offers revocation and forgets
+// them.
+//
+// --json: api.LogoutResponse.
+func logoutCommand(a *App) *ucli.Command {
+	return &ucli.Command{
+		Name:      "logout",
+		Usage:     "revoke and forget the OAuth tokens of a remote server",
+		ArgsUsage: "NS",
+		Action: func(ctx context.Context, cmd *ucli.Command) error {
+			if cmd.NArg() != 1 {
+				return usagef("logout takes one namespace")
+			}
+			ns := cmd.Args().First()
+			c, err := a.client(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			r, err := c.Logout(ctx, ns)
+			if err != nil {
+				return err
+			}
+			if jsonOut(cmd) {
+				return writeJSON(a.Stdout, r)
+			}
+			switch {
+			case !r.HadLogin:
+				_, err = fmt.Fprintf(a.Stdout, "not logged in to %s\n", ns)
+			case r.Revoked:
+				_, err = fmt.Fprintf(a.Stdout, "logged out of %s (tokens revoked and forgotten)\n", ns)
+			case r.Warning != "":
+				_, err = fmt.Fprintf(a.Stdout, "logged out of %s (tokens forgotten; revoking them failed: %s)\n", ns, r.Warning)
+			default:
+				_, err = fmt.Fprintf(a.Stdout, "logged out of %s (tokens forgotten; the server offers no revocation)\n", ns)
+			}
+			return err
+		},
+	}
+}
+
+// auth lists the remote servers and their logins: scopes and expiry, never
+// a token.
+//
+// --json: api.AuthResponse.
+func authCommand(a *App) *ucli.Command {
+	return &ucli.Command{
+		Name:  "auth",
+		Usage: "list remote servers and their OAuth logins (scopes, expiry; never the tokens)",
+		Action: func(ctx context.Context, cmd *ucli.Command) error {
+			if cmd.NArg() != 0 {
+				return usagef("auth takes no arguments")
+			}
+			c, err := a.client(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			r, err := c.Auth(ctx)
+			if err != nil {
+				return err
+			}
+			if jsonOut(cmd) {
+				return writeJSON(a.Stdout, r)
+			}
+			if len(r.Servers) == 0 {
+				_, err = fmt.Fprintln(a.Stdout, "no remote servers configured")
+				return err
+			}
+			rows := make([][]string, 0, len(r.Servers))
+			for _, s := range r.Servers {
+				login, expires := "no", ""
+				switch {
+				case s.Error != "":
+					login = "error: " + s.Error
+				case s.LoggedIn:
+					login = "yes"
+				}
+				if s.ExpiresAt != nil {
+					expires = s.ExpiresAt.Local().Format(time.DateTime)
+					if s.Refreshable {
+						expires += " (refreshable)"
+					}
+				}
+				rows = append(rows, []string{s.Namespace, login, s.Scope, expires, s.Issuer})
+			}
+			if err := table(a.Stdout, []string{"NAMESPACE", "LOGGED IN", "SCOPE", "EXPIRES", "ISSUER"}, rows); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(a.Stdout, "tokens: %s\n", r.Store)
+			return err
+		},
+	}
+}

@@ -64,6 +64,10 @@ func (d *daemon) serveLoginWait(w http.ResponseWriter, r *http.Request) error {
 	}
 	info, err := d.auth.WaitLogin(r.Context(), req.ID)
 	if err != nil {
+		if r.Context().Err() != nil { // the CLI went away: nobody to answer
+			d.log.Printf("auth: login abandoned")
+			return apiErr(http.StatusBadRequest, api.CodeBadRequest, "login abandoned")
+		}
 		return apiErr(http.StatusBadGateway, api.CodeTransport, "%v", err)
 	}
 	return writeJSON(w, authStatus(info.Server, info))
@@ -89,7 +93,9 @@ func (d *daemon) serveLogout(w http.ResponseWriter, r *http.Request) error {
 	if warn != nil {
 		resp.Warning = warn.Error()
 	}
-	d.log.Printf("auth: logged out of %s (revoked %v)", req.Namespace, revoked)
+	if had {
+		d.log.Printf("auth: logged out of %s (revoked %v)", req.Namespace, revoked)
+	}
 	return writeJSON(w, resp)
 }
 

@@ -302,3 +302,38 @@ func TestParseChallenge(t *testing.T) {
 		t.Fatalf("%+v", c)
 	}
 }
+
+func TestClientMetadataDocument(t *testing.T) {
+	e := newEnv(t, 0)
+	doc := httptest.NewTLSServer(nil)
+	t.Cleanup(doc.Close)
+	docURL := doc.URL + "/mcpx-client.json"
+	doc.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"client_id": docURL, "client_name": "mcpx", "redirect_uris": []string{"http://127.0.0.1/callback"},
+			"token_endpoint_auth_method": "none",
+		})
+	})
+	e.o.AcceptClientMetadataDocuments(doc.Client())
+	e.s.Auth = &config.Auth{ClientMetadataURL: docURL}
+	e.login()
+	st := e.o.Stats()
+	if st.Registrations != 0 || st.MetadataDocuments != 1 {
+		t.Fatalf("registrations %d, documents fetched %d; want 0 and 1", st.Registrations, st.MetadataDocuments)
+	}
+	if rec, _ := e.store.Load(e.s.Hash); rec.ClientID != docURL {
+		t.Fatalf("client id %q, want the document's URL", rec.ClientID)
+	}
+	if code, err := e.initialize(); err != nil || code != 200 {
+		t.Fatalf("call: %d %v", code, err)
+	}
+
+	// Without support at the authorization server, mcpx registers.
+	e2 := newEnv(t, 0)
+	e2.s.Auth = &config.Auth{ClientMetadataURL: docURL}
+	e2.login()
+	if st := e2.o.Stats(); st.Registrations != 1 {
+		t.Fatalf("registrations %d, want 1", st.Registrations)
+	}
+}

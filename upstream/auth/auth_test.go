@@ -337,3 +337,42 @@ func TestClientMetadataDocument(t *testing.T) {
 		t.Fatalf("registrations %d, want 1", st.Registrations)
 	}
 }
+
+// TestTwoDaemonsShareTokens: two Managers over one store (two daemons whose
+// configs share a server) see each other's login and never burn each
+// other's rotated refresh token.
+func TestTwoDaemonsShareTokens(t *testing.T) {
+	e := newEnv(t, 5*time.Second)
+	other := &env{t: t, o: e.o, srv: e.srv, store: e.store, s: e.s}
+	other.m = New(Options{Store: e.store, Now: e.now})
+
+	if _, err := other.initialize(); !errors.As(err, new(*LoginRequiredError)) {
+		t.Fatalf("before login: %v", err)
+	}
+	e.login()
+	if code, err := other.initialize(); err != nil || code != 200 {
+		t.Fatalf("the other daemon after the login: %d %v", code, err)
+	}
+	// Both near expiry: the first refreshes (rotating the refresh token);
+	// the second takes its result instead of refreshing with a spent one.
+	e.advance(5 * time.Second)
+	before := e.o.Stats().RefreshGrants
+	if code, err := e.initialize(); err != nil || code != 200 {
+		t.Fatalf("first daemon: %d %v", code, err)
+	}
+	if code, err := other.initialize(); err != nil || code != 200 {
+		t.Fatalf("second daemon: %d %v", code, err)
+	}
+	if got := e.o.Stats().RefreshGrants - before; got != 1 {
+		t.Fatalf("%d refreshes by two daemons, want 1", got)
+	}
+	// A logout through one daemon ends the other's login at its next
+	// refresh.
+	if _, _, _, err := e.m.Logout(ctxT(t), e.s); err != nil {
+		t.Fatal(err)
+	}
+	e.advance(5 * time.Second)
+	if _, err := other.initialize(); !errors.As(err, new(*LoginRequiredError)) {
+		t.Fatalf("after a logout elsewhere: %v", err)
+	}
+}

@@ -1,16 +1,18 @@
 package auth
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gofrs/flock"
 
 	"github.com/mcpx-dev/mcpx/config"
 )
@@ -65,6 +67,13 @@ type Store interface {
 	Save(r *Record) error
 	// Delete forgets h's record; forgetting a missing one is no error.
 	Delete(h config.ServerHash) error
+}
+
+// Locker is a Store that can serialize refreshes across processes.
+type Locker interface {
+	// Lock takes h's lock, waiting at most until ctx ends; unlock
+	// releases it.
+	Lock(ctx context.Context, h config.ServerHash) (unlock func(), err error)
 }
 
 // FileStore keeps each record in Dir/<serverHash>.json, mode 0600, in a
@@ -208,21 +217,19 @@ func (s *FileStore) Delete(h config.ServerHash) error {
 	return nil
 }
 
-// List returns the server hashes that have a record file, sorted.
-func (s *FileStore) List() ([]config.ServerHash, error) {
-	ents, err := os.ReadDir(s.Dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+// Lock implements Locker with a flock on Dir/<serverHash>.lock.
+func (s *FileStore) Lock(ctx context.Context, h config.ServerHash) (func(), error) {
+	path, err := s.path(h)
 	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("token store: %w", err)
 	}
-	var out []config.ServerHash
-	for _, e := range ents {
-		if name, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(name, ".") {
-			out = append(out, config.ServerHash(name))
-		}
+	lk := flock.New(strings.TrimSuffix(path, ".json")+".lock", flock.SetPermissions(0o600))
+	ok, err := lk.TryLockContext(ctx, 20*time.Millisecond)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("token store: lock %s: %w", lk.Path(), errors.Join(err, ctx.Err()))
 	}
-	slices.Sort(out)
-	return out, nil
+	return func() { _ = lk.Unlock() }, nil
 }

@@ -19,10 +19,9 @@ type source struct {
 	m    *Manager
 	hash config.ServerHash
 
-	mu     sync.Mutex
-	srv    Server
-	loaded bool
-	rec    *Record
+	mu  sync.Mutex
+	srv Server
+	rec *Record
 	// failed is why the last refresh ended the login (cleared by a new
 	// login); requests get it instead of a bare 401.
 	failed *LoginRequiredError
@@ -44,20 +43,27 @@ func (s *source) setServer(srv Server) {
 // set makes rec current (a new login).
 func (s *source) set(rec *Record) {
 	s.mu.Lock()
-	s.rec, s.loaded, s.failed = rec, true, nil
+	s.rec, s.failed = rec, nil
 	s.mu.Unlock()
 }
 
-// loadLocked reads the record from the store once. Called with s.mu held.
+// loadLocked makes s.rec current. A record in memory is kept (this
+// process refreshes it; another process's refresh is picked up when this
+// one refreshes); absence is never cached, so a login made through another
+// daemon sharing the store is seen at the next request. Called with s.mu
+// held.
 func (s *source) loadLocked() error {
-	if s.loaded {
+	if s.rec != nil {
 		return nil
 	}
 	rec, err := s.m.store.Load(s.hash)
 	if err != nil {
 		return err
 	}
-	s.rec, s.loaded = rec, true
+	if rec != nil {
+		s.failed = nil
+	}
+	s.rec = rec
 	return nil
 }
 
@@ -131,6 +137,10 @@ func (s *source) token(ctx context.Context, stale string) (string, error) {
 		switch {
 		case err == nil:
 			s.rec = n
+		case errors.Is(err, errLoggedOut):
+			le := &LoginRequiredError{Server: srv.Name, Reason: "logged out"}
+			s.rec, s.failed = nil, le
+			err = le
 		case isLoginEnding(err):
 			// The grant is gone: forget the tokens, keep the reason.
 			le := &LoginRequiredError{Server: srv.Name, Reason: "refreshing the token failed: " + err.Error()}
@@ -155,11 +165,31 @@ func (s *source) token(ctx context.Context, stale string) (string, error) {
 	}
 }
 
-// doRefresh refreshes rec, unless another process sharing the store
-// already did (its record then holds a newer token that is still good).
+// doRefresh refreshes rec under the store's lock, so daemons sharing the
+// store refresh one at a time. What the store holds wins over rec: another
+// process may have refreshed already (its token is used when still good,
+// its newer refresh token otherwise), logged in anew, or logged out (nil,
+// errLoggedOut).
 func (s *source) doRefresh(ctx context.Context, rec *Record, srv Server) (*Record, error) {
-	if cur, err := s.m.store.Load(s.hash); err == nil && cur != nil && cur.AccessToken != rec.AccessToken && !s.expiring(cur) {
-		return cur, nil
+	if l, ok := s.m.store.(Locker); ok {
+		unlock, err := l.Lock(ctx, s.hash)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
+	cur, err := s.m.store.Load(s.hash)
+	if err != nil {
+		return nil, err
+	}
+	if cur == nil {
+		return nil, errLoggedOut
+	}
+	if cur.AccessToken != rec.AccessToken {
+		if !s.expiring(cur) {
+			return cur, nil
+		}
+		rec = cur
 	}
 	n, err := s.m.refresh(ctx, rec, srv.Auth)
 	if err != nil {
@@ -171,6 +201,9 @@ func (s *source) doRefresh(ctx context.Context, rec *Record, srv Server) (*Recor
 	}
 	return n, nil
 }
+
+// errLoggedOut is a refresh that found the tokens gone from the store.
+var errLoggedOut = errors.New("logged out")
 
 // isLoginEnding reports whether a refresh failure means the grant is gone
 // (a new login is needed) rather than a passing failure.

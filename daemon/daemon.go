@@ -148,7 +148,12 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	}
 	d.store = store
 	d.schemas = cache.NewSchemas(store, opts.Paths.Schemas())
-	d.auth = auth.New(auth.Options{Store: &auth.FileStore{Dir: opts.Paths.AuthDir()}, Logf: d.log.Printf})
+	tokens, err := auth.OpenStore(opts.Getenv, opts.Paths.AuthDir(), d.log.Printf)
+	if err != nil {
+		d.log.Printf("%v; keeping tokens in files", err)
+		tokens = &auth.FileStore{Dir: opts.Paths.AuthDir()}
+	}
+	d.auth = auth.New(auth.Options{Store: tokens, Logf: d.log.Printf})
 	d.pools = upstream.New(upstream.Options{
 		OnListChanged: d.listChanged,
 		Logf:          d.log.Printf,

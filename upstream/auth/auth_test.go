@@ -376,3 +376,15 @@ func TestTwoDaemonsShareTokens(t *testing.T) {
 		t.Fatalf("after a logout elsewhere: %v", err)
 	}
 }
+
+func TestLoginToServerWithoutOAuth(t *testing.T) {
+	plain := httptest.NewServer(fixtureHTTP())
+	t.Cleanup(plain.Close)
+	m := New(Options{Store: &FileStore{Dir: t.TempDir()}})
+	_, err := m.BeginLogin(ctxT(t), Server{Hash: "00000000000000ff", Name: "open", URL: plain.URL + "/mcp"}, false)
+	if !errors.Is(err, errNoLogin) {
+		t.Fatalf("login to a server without OAuth: %v", err)
+	}
+}
+
+func fixtureHTTP() http.Handler { return fixture.HTTPHandler(fixture.Demo()) }

@@ -106,6 +106,10 @@ func splitParams(s string) []string {
 	return append(out, b.String())
 }
 
+// errNoLogin is a server that answered without asking for a login and
+// publishes no protected resource metadata.
+var errNoLogin = errors.New("the server answers without a login and publishes no OAuth metadata (RFC 9728)")
+
 // errNotFound is a metadata URL that has no document.
 var errNotFound = errors.New("not found")
 
@@ -128,6 +132,11 @@ func (m *Manager) getJSON(ctx context.Context, u string, v any) error {
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	// Not a metadata document (an MCP endpoint answering a GET with an
+	// event stream would never end): as good as absent.
+	if ct := resp.Header.Get("Content-Type"); ct != "" && !strings.Contains(ct, "json") {
+		return fmt.Errorf("GET %s: %w (Content-Type %s)", u, errNotFound, ct)
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v); err != nil {
 		return fmt.Errorf("GET %s: decode: %w", u, err)
@@ -175,6 +184,9 @@ func (m *Manager) discover(ctx context.Context, s Server) (*discovery, error) {
 		if ch.resourceMetadata != "" && c == ch.resourceMetadata && !errors.Is(prmErr, errNotFound) {
 			return nil, fmt.Errorf("read protected resource metadata: %w", prmErr)
 		}
+	}
+	if !found && !ch.bearer {
+		return nil, errNoLogin
 	}
 	issuer := origin // servers before RFC 9728: the MCP server's origin is the authorization server
 	d.resource = canonicalResource(su)

@@ -70,6 +70,12 @@ func (d *daemon) serveLoginWait(w http.ResponseWriter, r *http.Request) error {
 		}
 		return apiErr(http.StatusBadGateway, api.CodeTransport, "%v", err)
 	}
+	// The schema cache may hold the "needs a login" of an earlier
+	// listing: read the tools now, so `ls` shows them.
+	st := d.state.Load()
+	if _, err := st.server(info.Server); err == nil {
+		d.fetchLater(st, info.Server)
+	}
 	return writeJSON(w, authStatus(info.Server, info))
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -301,5 +302,80 @@ func TestOAuthDeviceLogin(t *testing.T) {
 		if strings.Contains(r.Stdout+r.Stderr, tok) {
 			t.Fatal("a token appears in the login output")
 		}
+	}
+}
+
+// TestOAuthLoginPrintsURL: with --no-browser, and without BROWSER on a
+// machine without a display, login prints the URL (and starts no browser);
+// opening it elsewhere completes the login.
+func TestOAuthLoginPrintsURL(t *testing.T) {
+	e := NewEnv(t)
+	fx := startOAuthFixture(t)
+	e.WriteFile(filepath.Join(e.Home, ".config", "mcpx", "config.json"), fmt.Sprintf(`{"mcpServers": {"remote": {"url": %s}}}`, jsonString(fx.URL)))
+	started := filepath.Join(e.Root, "browser-started")
+	browser := e.WriteFile("browser.sh", "#!/bin/sh\ntouch "+started+"\n")
+	if err := os.Chmod(browser, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		browser string
+		args    []string
+	}{
+		{"no-browser flag", browser, []string{"login", "--no-browser", "remote"}},
+		{"no display", "", []string{"login", "remote"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, mcpxBin, tc.args...)
+			cmd.Dir = e.Work
+			env := []string{}
+			for _, kv := range e.Environ() {
+				if !strings.HasPrefix(kv, "BROWSER=") && !strings.HasPrefix(kv, "DISPLAY=") && !strings.HasPrefix(kv, "WAYLAND_DISPLAY=") {
+					env = append(env, kv)
+				}
+			}
+			if tc.browser != "" {
+				env = append(env, "BROWSER="+tc.browser)
+			}
+			cmd.Env = env
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stdout strings.Builder
+			cmd.Stdout = &stdout
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			sc := bufio.NewScanner(stderr)
+			var url string
+			var lines []string
+			for sc.Scan() {
+				lines = append(lines, sc.Text())
+				if u := strings.TrimSpace(sc.Text()); strings.HasPrefix(u, "http://") {
+					url = u
+					break
+				}
+			}
+			if url == "" {
+				_ = cmd.Wait()
+				t.Fatalf("no URL printed: %q", lines)
+			}
+			go func() { _, _ = io.Copy(io.Discard, stderr) }()
+			resp, err := http.Get(url) // follows the redirect to the daemon
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if err := cmd.Wait(); err != nil || !strings.Contains(stdout.String(), "logged in to remote") {
+				t.Fatalf("login: %v, stdout %q", err, stdout.String())
+			}
+			if _, err := os.Stat(started); !os.IsNotExist(err) {
+				t.Fatalf("a browser was started: %v", err)
+			}
+			e.MustOK("logout", "remote")
+		})
 	}
 }

@@ -137,6 +137,8 @@ func classifyAPI(e *client.APIError) (int, string, string, string) {
 		return ExitToolError, what, "", b.Stderr
 	case api.CodeLoginRequired:
 		return ExitUnavailable, what, fmt.Sprintf("run `mcpx login %s`", b.Namespace), ""
+	case api.CodeLoginFailed:
+		return ExitUnavailable, what, "", ""
 	case api.CodeStartFailed:
 		return ExitUnavailable, what, serverHint(b.Namespace), b.Stderr
 	case api.CodeCooldown:

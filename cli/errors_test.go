@@ -36,6 +36,8 @@ func TestExitCodeMapping(t *testing.T) {
 		{"other config error", &client.ConfigError{Err: errors.New("config file /x (MCPX_CONFIG): not found")}, ExitUsage, []string{"/x"}},
 		{"unknown namespace", &client.APIError{Status: 404, Body: api.Error{Error: "no namespace demi", Code: api.CodeUnknownNamespace, Suggestion: "demo"}},
 			ExitUsage, []string{"no namespace demi; did you mean demo?"}},
+		{"login required", &client.APIError{Status: 401, Body: api.Error{Error: "server lin needs a login: no login yet", Code: api.CodeLoginRequired, Namespace: "lin"}},
+			ExitUnavailable, []string{"mcpx: server lin needs a login: no login yet. Run `mcpx login lin`"}},
 		{"unknown tool", &client.APIError{Status: 404, Body: api.Error{Error: "no tool ech", Code: api.CodeUnknownTool, Namespace: "demo", Suggestion: "echo"}},
 			ExitUsage, []string{"did you mean demo.echo?"}},
 		{"bad request", apiErr(400, api.CodeBadRequest, "arguments must be an object"), ExitUsage, nil},

@@ -46,7 +46,7 @@ func (d *daemon) serveLogin(w http.ResponseWriter, r *http.Request) error {
 	}
 	p, err := d.auth.BeginLogin(r.Context(), srv, req.Device)
 	if err != nil {
-		e := apiErr(http.StatusBadGateway, api.CodeTransport, "%v", err)
+		e := apiErr(http.StatusBadGateway, api.CodeLoginFailed, "%v", err)
 		e.body.Namespace = req.Namespace
 		return e
 	}
@@ -68,7 +68,7 @@ func (d *daemon) serveLoginWait(w http.ResponseWriter, r *http.Request) error {
 			d.log.Printf("auth: login abandoned")
 			return apiErr(http.StatusBadRequest, api.CodeBadRequest, "login abandoned")
 		}
-		return apiErr(http.StatusBadGateway, api.CodeTransport, "%v", err)
+		return apiErr(http.StatusBadGateway, api.CodeLoginFailed, "%v", err)
 	}
 	// The schema cache may hold the "needs a login" of an earlier
 	// listing: read the tools now, so `ls` shows them.

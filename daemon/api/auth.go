@@ -14,6 +14,10 @@ const (
 // it has no token, or refreshing its token failed.
 const CodeLoginRequired = "login_required"
 
+// CodeLoginFailed (502) is a login that could not be started or did not
+// complete (discovery, registration, the code exchange, a timeout).
+const CodeLoginFailed = "login_failed"
+
 // LoginRequest is POST /v1/login.
 type LoginRequest struct {
 	Namespace string `json:"namespace"`

@@ -1,0 +1,73 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/internal/fixture"
+	"github.com/mcpx-dev/mcpx/upstream/auth"
+)
+
+// TestOAuthServer: a server that needs a login fails calls with a
+// *LoginRequiredError (never a start failure, never a cooldown) until a
+// login, works after it, and fails with it again when the refresh is
+// refused.
+func TestOAuthServer(t *testing.T) {
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	o := fixture.NewOAuth(srv.URL, fixture.Full(), 5*time.Second)
+	srv.Config.Handler = o
+
+	var mu sync.Mutex
+	skew := time.Duration(0)
+	m := auth.New(auth.Options{
+		Store: &auth.FileStore{Dir: filepath.Join(t.TempDir(), "auth")},
+		Now:   func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) },
+	})
+	p := newPools(t, Options{Auth: m})
+	spec := Spec{Server: &config.Server{Name: "remote", URL: srv.URL + "/mcp", Transport: config.TransportHTTP}, Hash: "0000000000000r01"}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	for i := range 2 {
+		_, err := p.Call(ctx, spec, Caller{}, "echo", []byte(`{"text":"x"}`))
+		var le *LoginRequiredError
+		if !errors.As(err, &le) || le.Server != "remote" {
+			t.Fatalf("call %d before login: %v (%T), want *LoginRequiredError", i, err, err)
+		}
+	}
+
+	pend, err := m.BeginLogin(ctx, auth.Server{Hash: spec.Hash, Name: "remote", URL: spec.Server.URL}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(pend.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, err := m.WaitLogin(ctx, pend.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := call(t, p, spec, Caller{}, "echo", `{"text":"in"}`); got != "in" {
+		t.Fatalf("echo after login: %q", got)
+	}
+
+	o.RevokeRefreshTokens()
+	mu.Lock()
+	skew = time.Minute
+	mu.Unlock()
+	_, err = p.Call(ctx, spec, Caller{}, "echo", []byte(`{"text":"x"}`))
+	var le *LoginRequiredError
+	if !errors.As(err, &le) {
+		t.Fatalf("call after the refresh token was revoked: %v (%T)", err, err)
+	}
+}

@@ -20,11 +20,28 @@ import (
 // login, works after it, and fails with it again when the refresh is
 // refused.
 func TestOAuthServer(t *testing.T) {
+	t.Run("streamable HTTP", func(t *testing.T) { testOAuthServer(t, config.TransportHTTP) })
+	t.Run("SSE", func(t *testing.T) { testOAuthServer(t, config.TransportSSE) })
+}
+
+func testOAuthServer(t *testing.T, transport string) {
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Start()
 	t.Cleanup(srv.Close)
 	o := fixture.NewOAuth(srv.URL, fixture.Full(), 5*time.Second)
-	srv.Config.Handler = o
+	url := srv.URL + "/mcp"
+	if transport == config.TransportSSE {
+		// The same login in front of the HTTP+SSE transport.
+		sse := o.Protect(fixture.SSEHandler(fixture.Full(), srv.URL))
+		mux := http.NewServeMux()
+		mux.Handle("/sse", sse)
+		mux.Handle("/message", sse)
+		mux.Handle("/", o)
+		srv.Config.Handler = mux
+		url = srv.URL + "/sse"
+	} else {
+		srv.Config.Handler = o
+	}
 
 	var mu sync.Mutex
 	skew := time.Duration(0)
@@ -33,7 +50,7 @@ func TestOAuthServer(t *testing.T) {
 		Now:   func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) },
 	})
 	p := newPools(t, Options{Auth: m})
-	spec := Spec{Server: &config.Server{Name: "remote", URL: srv.URL + "/mcp", Transport: config.TransportHTTP}, Hash: "0000000000000r01"}
+	spec := Spec{Server: &config.Server{Name: "remote", URL: url, Transport: transport}, Hash: "0000000000000r01"}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 

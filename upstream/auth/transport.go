@@ -103,9 +103,10 @@ func (s *source) token(ctx context.Context, stale string) (string, error) {
 			return rec.AccessToken, nil
 		}
 		if rec.RefreshToken == "" {
+			name := s.srv.Name
 			s.mu.Unlock()
 			if refused {
-				return "", &LoginRequiredError{Server: rec.Server, Reason: "the access token was refused and there is no refresh token"}
+				return "", &LoginRequiredError{Server: name, Reason: "the access token was refused and there is no refresh token"}
 			}
 			return rec.AccessToken, nil // let the server judge it
 		}

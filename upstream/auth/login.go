@@ -144,6 +144,9 @@ func (m *Manager) BeginLogin(ctx context.Context, s Server, device bool) (*Pendi
 	timer := time.AfterFunc(loginTimeout, func() {
 		p.finish(nil, fmt.Errorf("login to %s: nobody approved it within %s", s.Name, loginTimeout))
 		p.stop()
+		m.mu.Lock()
+		delete(m.logins, p.ID) // nobody waited for it
+		m.mu.Unlock()
 	})
 	go func() { <-p.done; timer.Stop() }()
 	m.mu.Lock()

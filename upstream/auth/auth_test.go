@@ -388,3 +388,54 @@ func TestLoginToServerWithoutOAuth(t *testing.T) {
 }
 
 func fixtureHTTP() http.Handler { return fixture.HTTPHandler(fixture.Demo()) }
+
+// TestDiscoveryPaths: a 401 without resource_metadata leads to the
+// well-known URL with the resource's path; an issuer with a path is found
+// through OpenID discovery when RFC 8414 has no document; a metadata
+// document naming another issuer is refused.
+func TestDiscoveryPaths(t *testing.T) {
+	var srv *httptest.Server
+	var served []string
+	var mu sync.Mutex
+	issuerOverride := ""
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		served = append(served, r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/mcp":
+			w.Header().Set("WWW-Authenticate", `Bearer realm="x"`)
+			w.WriteHeader(http.StatusUnauthorized)
+		case "/.well-known/oauth-protected-resource/mcp":
+			_ = json.NewEncoder(w).Encode(map[string]any{"resource": srv.URL + "/mcp", "authorization_servers": []string{srv.URL + "/tenant"}, "scopes_supported": []string{"a", "b"}})
+		case "/tenant/.well-known/openid-configuration":
+			iss := srv.URL + "/tenant"
+			if issuerOverride != "" {
+				iss = issuerOverride
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"issuer": iss, "authorization_endpoint": srv.URL + "/a", "token_endpoint": srv.URL + "/t",
+				"code_challenge_methods_supported": []string{"S256"}})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	m := New(Options{Store: &FileStore{Dir: t.TempDir()}})
+	d, err := m.discover(ctxT(t), Server{Name: "x", URL: srv.URL + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.resource != srv.URL+"/mcp" || d.scope != "a b" || d.as.TokenEndpoint != srv.URL+"/t" {
+		t.Fatalf("discovery: %+v", d)
+	}
+	want := []string{"/mcp", "/.well-known/oauth-protected-resource/mcp",
+		"/.well-known/oauth-authorization-server/tenant", "/.well-known/openid-configuration/tenant", "/tenant/.well-known/openid-configuration"}
+	if strings.Join(served, " ") != strings.Join(want, " ") {
+		t.Fatalf("requests %q, want %q", served, want)
+	}
+	issuerOverride = "https://evil.example"
+	if _, err := m.discover(ctxT(t), Server{Name: "x", URL: srv.URL + "/mcp"}); err == nil || !strings.Contains(err.Error(), "names issuer") {
+		t.Fatalf("a metadata document naming another issuer: %v", err)
+	}
+}

@@ -41,6 +41,10 @@ var routes = []route{
 	{api.PathSearch, http.MethodGet, (*daemon).serveSearch},
 	{api.PathShutdown, http.MethodPost, (*daemon).serveShutdown},
 	{api.PathStatus, http.MethodGet, (*daemon).serveStatus},
+	{api.PathTask, http.MethodGet, (*daemon).serveTask},
+	{api.PathTaskCancel, http.MethodPost, (*daemon).serveTaskCancel},
+	{api.PathTaskResult, http.MethodPost, (*daemon).serveTaskResult},
+	{api.PathTasks, http.MethodGet, (*daemon).serveTasks},
 	{api.PathTools, http.MethodGet, (*daemon).serveTools},
 }
 

@@ -258,7 +258,13 @@ func TestServeStdio(t *testing.T) {
 	r = sdkClient(t, e, map[string]any{"args": []string{"serve"}, "elicit": "accept", "steps": []map[string]any{
 		{"op": "call", "name": "demo.delete_note", "arguments": map[string]any{"name": "keep"}},
 		{"op": "call", "name": "demo.get_note", "arguments": map[string]any{"name": "keep"}},
+		{"op": "call", "name": "everything.simulate-research-query", "arguments": map[string]any{"topic": "owls"}},
 	}})
+	// A tool whose task support is required runs as a task in the daemon;
+	// the host sees a plain call.
+	if got := decodeAs[toolResult](t, r.step(t, 2)); got.IsError || !strings.Contains(got.text(), "Research Report: owls") {
+		t.Errorf("task tool through serve: %+v", got)
+	}
 	if got := decodeAs[toolResult](t, r.step(t, 0)); got.IsError || len(r.Elicitations) != 1 || !strings.Contains(r.Elicitations[0], "demo.delete_note") {
 		t.Errorf("confirmed delete: %+v, elicitations %v", got, r.Elicitations)
 	}

@@ -433,6 +433,28 @@ func TestServeListChanged(t *testing.T) {
 		}
 		return false
 	})
+
+	// An upstream server's own list_changed reaches the host too: the
+	// daemon rereads the list, serve sees the cache change.
+	r = sdkClient(t, e, map[string]any{"args": []string{"serve"}, "steps": []map[string]any{
+		{"op": "call", "name": "fixture.add_tool", "arguments": map[string]any{"name": "born_late"}},
+		{"op": "waitNotification", "method": "notifications/tools/list_changed", "timeoutMs": 60000},
+	}})
+	if got := decodeAs[toolResult](t, r.step(t, 0)); got.IsError {
+		t.Fatalf("fixture.add_tool: %+v", got)
+	}
+	r.step(t, 1)
+	testkit.Eventually(t, 90*time.Second, "fixture.born_late served", func() bool {
+		// The tool exists in the instance that added it; the daemon's
+		// reread of the list is what serve shows.
+		r := sdkClient(t, e, map[string]any{"args": []string{"serve"}, "steps": []map[string]any{{"op": "listTools"}}})
+		for _, tl := range decodeAs[toolList](t, r.step(t, 0)).Tools {
+			if tl.Name == "fixture.born_late" {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // TestServeBadInput speaks raw JSON-RPC to `mcpx serve` on stdio: malformed

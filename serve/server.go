@@ -70,8 +70,12 @@ func (s *mcpxServer) reload(ctx context.Context) error {
 		return nil
 	}
 	s.mu.Lock()
-	s.c = c
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	// Keep the client (and its connections to the daemon) while the
+	// config means the same servers.
+	if s.c == nil || s.c.Key() != c.Key() || s.c.Config().SchemaHash() != c.Config().SchemaHash() {
+		s.c = c
+	}
 	return nil
 }
 

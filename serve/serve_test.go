@@ -82,3 +82,28 @@ func TestPrintConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestMCPToolKeepsTheDefinition(t *testing.T) {
+	def := `{"name":"get","title":"Get","description":"Get a thing.","inputSchema":{"type":"object","anyOf":[{"required":["a"]},{"required":["b"]}],"properties":{"a":{"type":"string"},"b":{"type":"number"}}},"outputSchema":{"type":"object","properties":{"x":{"type":"string"}}},"annotations":{"readOnlyHint":true},"execution":{"taskSupport":"required"}}`
+	tool, err := mcpTool(entry{served: "ns.get", ns: "ns", name: "get", def: []byte(def)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := tool.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	for _, want := range []string{`"name":"ns.get"`, `"title":"Get"`, `"anyOf":[{"required":["a"]},{"required":["b"]}]`,
+		`"outputSchema":{"type":"object","properties":{"x":{"type":"string"}}}`, `"readOnlyHint":true`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("served tool lacks %s:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "taskSupport") {
+		t.Errorf("task support advertised: %s", got)
+	}
+	if _, err := mcpTool(entry{served: "ns.bad", def: []byte(`{"name":"bad","inputSchema":[]}`)}); err == nil {
+		t.Error("a definition whose input schema is not an object was accepted")
+	}
+}

@@ -216,6 +216,11 @@ func mcpTool(e entry) (mcp.Tool, error) {
 		t.RawOutputSchema = raw.OutputSchema
 	}
 	t.Execution = nil
+	// mcp-go refuses (panics on) a tool whose x-mcp-header annotations
+	// break SEP-2243; such a tool is left out rather than taking serve down.
+	if err := mcp.ValidateParamHeaderAnnotations(&t); err != nil {
+		return mcp.Tool{}, err
+	}
 	return t, nil
 }
 

@@ -316,6 +316,30 @@ func TestServeSearchMode(t *testing.T) {
 	}
 }
 
+// --ns limits what is served; -C picks the directory whose config is served.
+func TestServeNamespacesAndDirectory(t *testing.T) {
+	e := NewEnv(t)
+	serveConfig(t, e)
+	r := sdkClient(t, e, map[string]any{"args": []string{"-C", e.Work, "serve", "--ns", "demo"}, "cwd": e.Root, "steps": []map[string]any{
+		{"op": "listTools"}, {"op": "listPrompts"},
+	}})
+	tools := decodeAs[toolList](t, r.step(t, 0))
+	if len(tools.Tools) == 0 {
+		t.Fatal("--ns demo serves no tools")
+	}
+	for _, tl := range tools.Tools {
+		if !strings.HasPrefix(tl.Name, "demo.") {
+			t.Errorf("--ns demo serves %s", tl.Name)
+		}
+	}
+	if res := string(r.step(t, 1)); strings.Contains(res, "everything.") {
+		t.Errorf("--ns demo serves everything's prompts: %s", res)
+	}
+	if r := e.Mcpx("serve", "--ns", "nope"); r.Code != 2 || !strings.Contains(r.Stderr, "nope") {
+		t.Errorf("--ns of an unknown namespace: %s", r)
+	}
+}
+
 func TestServeHTTP(t *testing.T) {
 	e := NewEnv(t)
 	serveConfig(t, e)

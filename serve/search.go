@@ -113,7 +113,7 @@ func (s *mcpxServer) callHandler(ctx context.Context, req mcp.CallToolRequest) (
 			return nil, fmt.Errorf("arguments of %s must be an object", name)
 		}
 	}
-	return s.call(ctx, e.ns, e.name, args)
+	return s.call(ctx, e, args, progressToken(req))
 }
 
 // firstSentence is the first sentence of a description's first line.

@@ -183,9 +183,8 @@ func (s *mcpxServer) tools(cat *catalog) []server.ServerTool {
 			s.opts.Log.Printf("%s.%s: %v; not served", e.ns, e.name, err)
 			continue
 		}
-		ns, name := e.ns, e.name
 		out = append(out, server.ServerTool{Tool: t, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return s.call(ctx, ns, name, req.Params.Arguments)
+			return s.call(ctx, e, req.Params.Arguments, progressToken(req))
 		}})
 	}
 	return out
@@ -235,13 +234,19 @@ func sessionOf(ctx context.Context) string {
 // call runs ns.tool through the daemon. What the daemon refuses or fails
 // at comes back as an isError result naming the reason; a destructive tool
 // is confirmed through elicitation when the host can be asked.
-func (s *mcpxServer) call(ctx context.Context, ns, tool string, args any) (*mcp.CallToolResult, error) {
+//
+// A tool that runs as a task (taskSupport "required") is followed here when
+// the host asked for progress: each change of the task's status reaches the
+// host as notifications/progress with the status message.
+func (s *mcpxServer) call(ctx context.Context, e entry, args any, token mcp.ProgressToken) (*mcp.CallToolResult, error) {
 	raw, err := json.Marshal(args)
 	if err != nil || string(raw) == "null" {
 		raw = []byte("{}")
 	}
 	c := s.client()
-	req := api.CallRequest{Namespace: ns, Tool: tool, Arguments: raw, Session: sessionOf(ctx), Cwd: s.opts.Dir}
+	ns, tool := e.ns, e.name
+	req := api.CallRequest{Namespace: ns, Tool: tool, Arguments: raw, Session: sessionOf(ctx), Cwd: s.opts.Dir,
+		Detach: token != nil && taskSupport(e.def) == "required"}
 	name := ns + "." + tool
 	for {
 		resp, err := c.Call(ctx, req)
@@ -254,11 +259,75 @@ func (s *mcpxServer) call(ctx context.Context, ns, tool string, args any) (*mcp.
 			req.Confirmed = true
 			continue
 		}
+		if err == nil && resp.Task != nil && !resp.Task.Done && isNull(resp.Result) {
+			resp, err = s.followTask(ctx, c, *resp.Task, token)
+		}
 		if err != nil {
 			return mcp.NewToolResultError(fmt.Sprintf("mcpx could not call %s: %v", name, err)), nil
 		}
 		return toolResult(resp)
 	}
+}
+
+// followTask reports a task's status changes to the host as progress until
+// it ends, then collects its result. The host giving up cancels the task.
+func (s *mcpxServer) followTask(ctx context.Context, c *client.Client, t api.Task, token mcp.ProgressToken) (*api.CallResponse, error) {
+	step, last := 0, ""
+	report := func(t api.Task) {
+		msg := t.Status
+		if t.StatusMessage != "" {
+			msg = t.StatusMessage
+		}
+		if msg == last {
+			return
+		}
+		last = msg
+		step++
+		_ = s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
+			"progressToken": token, "progress": step, "message": msg,
+		})
+	}
+	report(t)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for !t.Done {
+		select {
+		case <-ctx.Done():
+			cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			_, _ = c.CancelTask(cctx, t.Namespace, t.TaskID)
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+		next, err := c.Task(ctx, t.Namespace, t.TaskID)
+		if err != nil {
+			return nil, err
+		}
+		t = *next
+		report(t)
+	}
+	return c.TaskResult(ctx, t.Namespace, t.TaskID)
+}
+
+func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
+
+// progressToken is the host's progress token of a call (nil: none).
+func progressToken(req mcp.CallToolRequest) mcp.ProgressToken {
+	if req.Params.Meta == nil {
+		return nil
+	}
+	return req.Params.Meta.ProgressToken
+}
+
+// taskSupport reads execution.taskSupport of a tool definition.
+func taskSupport(def json.RawMessage) string {
+	var d struct {
+		Execution struct {
+			TaskSupport string `json:"taskSupport"`
+		} `json:"execution"`
+	}
+	_ = json.Unmarshal(def, &d)
+	return d.Execution.TaskSupport
 }
 
 // confirm asks the host's user to confirm a destructive call. It reports

@@ -34,7 +34,11 @@ type serveReport struct {
 	} `json:"steps"`
 	Notifications []string `json:"notifications"`
 	Elicitations  []string `json:"elicitations"`
-	ConnectError  string   `json:"connectError"`
+	Progress      []struct {
+		Progress float64 `json:"progress"`
+		Message  string  `json:"message"`
+	} `json:"progress"`
+	ConnectError string `json:"connectError"`
 }
 
 // step returns step i's result, failing the test on an error.
@@ -258,8 +262,12 @@ func TestServeStdio(t *testing.T) {
 	r = sdkClient(t, e, map[string]any{"args": []string{"serve"}, "elicit": "accept", "steps": []map[string]any{
 		{"op": "call", "name": "demo.delete_note", "arguments": map[string]any{"name": "keep"}},
 		{"op": "call", "name": "demo.get_note", "arguments": map[string]any{"name": "keep"}},
-		{"op": "call", "name": "everything.simulate-research-query", "arguments": map[string]any{"topic": "owls"}},
+		{"op": "call", "name": "everything.simulate-research-query", "arguments": map[string]any{"topic": "owls"}, "progress": true},
 	}})
+	// Asked for progress, serve reports the task's status messages.
+	if len(r.Progress) < 2 || r.Progress[len(r.Progress)-1].Progress <= r.Progress[0].Progress || r.Progress[0].Message == "" {
+		t.Errorf("progress of the task tool: %+v", r.Progress)
+	}
 	// A tool whose task support is required runs as a task in the daemon;
 	// the host sees a plain call.
 	if got := decodeAs[toolResult](t, r.step(t, 2)); got.IsError || !strings.Contains(got.text(), "Research Report: owls") {

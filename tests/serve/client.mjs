@@ -16,8 +16,9 @@
 //              {"op": "writeFile", "path", "content"} |
 //              {"op": "waitNotification", "method", "timeoutMs"} ]
 // }
+// A "call" step with "progress": true asks for progress notifications.
 // report: {"steps": [{"op", "result"} | {"op", "error": {"code", "message"}}], "notifications": [methods],
-//          "elicitations": [messages]}
+//          "elicitations": [messages], "progress": [progress notifications' params]}
 import { createRequire } from "node:module";
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -32,7 +33,7 @@ const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
 const { ElicitRequestSchema, ResultSchema } = await sdk("types.js");
 
 const plan = JSON.parse(process.argv[2]);
-const report = { steps: [], notifications: [], elicitations: [] };
+const report = { steps: [], notifications: [], elicitations: [], progress: [] };
 const waiters = [];
 
 const capabilities = plan.elicit ? { elicitation: {} } : {};
@@ -77,7 +78,10 @@ function waitNotification(method, timeoutMs) {
 async function run(step) {
   switch (step.op) {
     case "listTools": return client.listTools();
-    case "call": return client.callTool({ name: step.name, arguments: step.arguments || {} });
+    case "call": {
+      const options = step.progress ? { onprogress: (p) => report.progress.push(p), resetTimeoutOnProgress: true } : undefined;
+      return client.callTool({ name: step.name, arguments: step.arguments || {} }, undefined, options);
+    }
     case "listResources": return client.listResources();
     case "listResourceTemplates": return client.listResourceTemplates();
     case "readResource": return client.readResource({ uri: step.uri });

@@ -82,9 +82,14 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.StringVar(&o.ConfigFile, "config", "", "use exactly this config `FILE`")
 	fs.StringVar(&o.HTTP, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8765) instead of stdio")
 	fs.BoolVar(&o.AllowRemote, "http-allow-remote", false, "allow --http on an address that is not loopback")
-	fs.StringVar(&o.Expose, "expose", "all", "`all` tools as NS.TOOL, or `search`: search_tools, describe_tool, call_tool")
+	fs.StringVar(&o.Expose, "expose", "all", "`MODE`: all (every tool as NS.TOOL) or search (search_tools, describe_tool, call_tool)")
 	fs.StringVar(&nsList, "ns", "", "serve only these namespaces (`a,b`)")
 	fs.StringVar(&printHost, "print-config", "", "print the snippet that registers mcpx in `HOST`'s config and exit ("+strings.Join(hostNames(), ", ")+")")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: mcpx serve [--http ADDR] [--expose all|search] [--ns a,b] [--print-config HOST]\n\n"+
+			"Serve every configured MCP server as one MCP server, on stdin/stdout or streamable HTTP (docs/serve.md).\n\n")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK

@@ -86,7 +86,7 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	caller := upstream.Caller{Session: req.Session, Cwd: req.Cwd}
-	if asTask, err := d.callAsTask(s.Name, req, snap); err != nil {
+	if asTask, err := callAsTask(s, req, snap); err != nil {
 		return err
 	} else if asTask {
 		d.calls.Add(1)
@@ -132,10 +132,11 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 // execution.taskSupport is "required", or "optional" and the caller asked
 // (--task or --detach). Asking for a task of a tool that does not support
 // them is a bad request.
-func (d *daemon) callAsTask(ns string, req api.CallRequest, snap *cache.Snapshot) (bool, error) {
+func callAsTask(s *config.Server, req api.CallRequest, snap *cache.Snapshot) (bool, error) {
+	ns := s.Name
 	support := ""
 	if usable(snap) {
-		for _, t := range tools(d.state.Load().cfg.Servers[ns], snap) {
+		for _, t := range tools(s, snap) {
 			if t.Name == req.Tool {
 				support = taskSupport(t)
 			}

@@ -378,6 +378,18 @@ func TestServeHTTP(t *testing.T) {
 	if !strings.Contains(string(body), "-32700") {
 		t.Errorf("malformed JSON over HTTP: %d %s", resp.StatusCode, body)
 	}
+	// A page that rebinds its own name to 127.0.0.1 is refused by Host.
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Host = "attacker.example"
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("a foreign Host header got %d, want 403", resp.StatusCode)
+		}
+	}
 	r = sdkClient(t, e, map[string]any{"transport": "http", "url": "http://" + addr + "/mcp", "steps": []map[string]any{{"op": "listTools"}}})
 	if len(decodeAs[toolList](t, r.step(t, 0)).Tools) == 0 {
 		t.Error("no tools after bad input")

@@ -32,6 +32,8 @@ type Snapshot struct {
 	Tools           []json.RawMessage `json:"tools"`
 	Prompts         []json.RawMessage `json:"prompts,omitempty"`
 	Resources       []json.RawMessage `json:"resources,omitempty"`
+	// ResourceTemplates is resources/templates/list, raw.
+	ResourceTemplates []json.RawMessage `json:"resourceTemplates,omitempty"`
 }
 
 // Ref is a schema ref file, <schemas>/<serverHash>.json.

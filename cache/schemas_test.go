@@ -215,3 +215,40 @@ func TestLoadReusesOnlyAnUnchangedRef(t *testing.T) {
 		t.Fatalf("after another process's Invalidate: %v", err)
 	}
 }
+
+// snapshotBeforeTemplates is Snapshot as it was before resource templates
+// were cached: a snapshot it wrote lists resources but no templates, and
+// must be refetched rather than read as "this server has no templates".
+type snapshotBeforeTemplates struct {
+	Format          string            `json:"format"`
+	ServerHash      config.ServerHash `json:"serverHash"`
+	FetchedAt       *time.Time        `json:"fetchedAt,omitempty"`
+	Error           string            `json:"error,omitempty"`
+	ProtocolVersion string            `json:"protocolVersion,omitempty"`
+	ServerInfo      json.RawMessage   `json:"serverInfo,omitempty"`
+	Instructions    string            `json:"instructions,omitempty"`
+	Tools           []json.RawMessage `json:"tools"`
+	Prompts         []json.RawMessage `json:"prompts,omitempty"`
+	Resources       []json.RawMessage `json:"resources,omitempty"`
+}
+
+func TestSnapshotWithoutTemplatesIsNotServed(t *testing.T) {
+	c, s, dir := newSchemas(t)
+	h := config.ServerHash("4444444444444444")
+	format := FormatOf(reflect.TypeFor[snapshotBeforeTemplates]())
+	if format == SnapshotFormat() {
+		t.Fatal("adding resourceTemplates did not change the snapshot format")
+	}
+	now := time.Now().UTC()
+	blob, _ := json.Marshal(snapshotBeforeTemplates{Format: format, ServerHash: h, FetchedAt: &now,
+		Tools: []json.RawMessage{}, Resources: []json.RawMessage{json.RawMessage(`{"uri":"demo://a","name":"a"}`)}})
+	d := put(t, s, string(blob))
+	b, _ := json.Marshal(Ref{ServerHash: h, Digest: d, Format: format, SavedAt: now})
+	if err := writeFileAtomic(dir, string(h)+".json", b); err != nil {
+		t.Fatal(err)
+	}
+	var miss *MissError
+	if snap, err := c.Load(h); !errors.As(err, &miss) || miss.Reason != ReasonFormat || snap != nil {
+		t.Fatalf("Load(snapshot without templates) = %+v, %v; want MissError format", snap, err)
+	}
+}

@@ -40,6 +40,8 @@ func callCommand(a *App) *ucli.Command {
 			&ucli.BoolFlag{Name: "raw", Usage: "print the full result JSON"},
 			&ucli.StringFlag{Name: "session", Usage: "session `ID` for servers with scope session (default $MCPX_SESSION_ID)"},
 			&ucli.StringFlag{Name: "save", Usage: "copy binary results into `DIR`"},
+			&ucli.BoolFlag{Name: "task", Usage: "run a tool whose task support is optional as a task"},
+			&ucli.BoolFlag{Name: "detach", Usage: "print the task id at once and let the daemon finish the task (collect it with `mcpx task result`)"},
 		},
 		Action: func(ctx context.Context, cmd *ucli.Command) error {
 			if cmd.NArg() == 0 {
@@ -73,9 +75,13 @@ func callCommand(a *App) *ucli.Command {
 				session = a.Getenv("MCPX_SESSION_ID")
 			}
 			req := api.CallRequest{Namespace: ns, Tool: tool, Arguments: args, Session: session, Confirmed: cmd.Bool("yes")}
-			resp, err := a.callConfirmed(ctx, c, req)
+			req.Task, req.Detach = cmd.Bool("task"), cmd.Bool("detach")
+			resp, detached, err := a.callTask(ctx, c, req)
 			if err != nil {
 				return err
+			}
+			if detached {
+				return a.renderDetached(cmd, resp)
 			}
 			return a.renderCall(cmd, tool, resp)
 		},

@@ -35,6 +35,8 @@ type Hooks struct {
 	DaemonExitCode func(error) int
 	// DemoServer serves the built-in demo MCP server on stdin/stdout.
 	DemoServer func(ctx context.Context) error
+	// Serve runs `mcpx serve ARGS` (serve.Main) and returns its exit code.
+	Serve func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
 }
 
 // Exit codes (DESIGN §8).

@@ -124,6 +124,15 @@ func classifyAPI(e *client.APIError) (int, string, string, string) {
 			return ExitUsage, what, fmt.Sprintf("run `mcpx ls %s` to see its tools", b.Namespace), ""
 		}
 		return ExitUsage, what, "run `mcpx ls` to see the tools", ""
+	case api.CodeUnknownPrompt:
+		if b.Suggestion != "" {
+			return ExitUsage, what, fmt.Sprintf("did you mean %s.%s?", b.Namespace, b.Suggestion), ""
+		}
+		return ExitUsage, what, fmt.Sprintf("run `mcpx prompts %s` to see its prompts", b.Namespace), ""
+	case api.CodeUnknownTask:
+		return ExitUsage, what, "run `mcpx tasks` to see the tasks the daemon knows", ""
+	case api.CodeTaskCancelled:
+		return ExitToolError, what, "", ""
 	case api.CodeBadRequest, api.CodeConfig, api.CodeUnsetVariable, api.CodeDirectoryNotFound,
 		api.CodeDirectoryNotAbsolute, api.CodeRequestTooLarge:
 		return ExitUsage, what, "", ""

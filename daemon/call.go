@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/upstream"
@@ -84,8 +85,28 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	caller := upstream.Caller{Session: req.Session, Cwd: req.Cwd}
+	if asTask, err := callAsTask(s, req, snap); err != nil {
+		return err
+	} else if asTask {
+		d.calls.Add(1)
+		run, err := d.startTask(r.Context(), s.Name, req.Tool, spec, caller, args)
+		if err != nil {
+			return err
+		}
+		if info := d.snapshotInfo(run); req.Detach && info.TaskID != "" {
+			return writeJSON(w, api.CallResponse{Result: json.RawMessage("null"), Task: &info})
+		}
+		if err := d.answerTask(w, r, run); err != nil {
+			if r.Context().Err() != nil {
+				run.requestCancel() // the caller gave up waiting
+			}
+			return err
+		}
+		return nil
+	}
 	d.calls.Add(1)
-	raw, err := d.pools.Call(r.Context(), spec, upstream.Caller{Session: req.Session, Cwd: req.Cwd}, req.Tool, args)
+	raw, err := d.pools.Call(r.Context(), spec, caller, req.Tool, args)
 	d.pokeStatus()
 	if err != nil {
 		e := mapError(err)
@@ -105,6 +126,32 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 		return apiErr(http.StatusBadGateway, api.CodeTransport, "result of %s.%s: %v", s.Name, req.Tool, err)
 	}
 	return writeJSON(w, resp)
+}
+
+// callAsTask decides whether req runs as a task: the tool's cached
+// execution.taskSupport is "required", or "optional" and the caller asked
+// (--task or --detach). Asking for a task of a tool that does not support
+// them is a bad request.
+func callAsTask(s *config.Server, req api.CallRequest, snap *cache.Snapshot) (bool, error) {
+	ns := s.Name
+	support := ""
+	if usable(snap) {
+		for _, t := range tools(s, snap) {
+			if t.Name == req.Tool {
+				support = taskSupport(t)
+			}
+		}
+	}
+	switch support {
+	case "required":
+		return true, nil
+	case "optional":
+		return req.Task || req.Detach, nil
+	}
+	if req.Task {
+		return false, apiErr(http.StatusBadRequest, api.CodeBadRequest, "%s.%s does not run as a task (its taskSupport is %q)", ns, req.Tool, support)
+	}
+	return false, nil
 }
 
 // refuseUnlisted is the answer to a call whose tool list could not be read

@@ -100,6 +100,8 @@ type daemon struct {
 	bgCancel context.CancelFunc
 	bgMu     sync.Mutex
 	bgClosed bool
+
+	tasks taskTable // tasks.go
 }
 
 // Run serves on ln until ctx is done or the daemon decides to exit (idle

@@ -238,14 +238,15 @@ func (d *daemon) list(ctx context.Context, st *state, name string) (*cache.Snaps
 		if l, err = d.pools.List(ctx, spec, upstream.Caller{}); err == nil {
 			now := time.Now().UTC()
 			snap := &cache.Snapshot{
-				ServerHash:      h,
-				FetchedAt:       &now,
-				ProtocolVersion: l.ProtocolVersion,
-				ServerInfo:      l.ServerInfo,
-				Instructions:    l.Instructions,
-				Tools:           l.Tools,
-				Prompts:         l.Prompts,
-				Resources:       l.Resources,
+				ServerHash:        h,
+				FetchedAt:         &now,
+				ProtocolVersion:   l.ProtocolVersion,
+				ServerInfo:        l.ServerInfo,
+				Instructions:      l.Instructions,
+				Tools:             l.Tools,
+				Prompts:           l.Prompts,
+				Resources:         l.Resources,
+				ResourceTemplates: l.ResourceTemplates,
 			}
 			if snap.Tools == nil {
 				snap.Tools = []json.RawMessage{}

@@ -51,6 +51,9 @@ type Listing struct {
 	Tools           []json.RawMessage
 	Prompts         []json.RawMessage
 	Resources       []json.RawMessage
+	// ResourceTemplates is resources/templates/list (nil when the server
+	// has no resources or does not know the method).
+	ResourceTemplates []json.RawMessage
 }
 
 // Options configure the pool set.
@@ -237,6 +240,19 @@ func (p *Pools) Call(ctx context.Context, spec Spec, caller Caller, tool string,
 	return out, err
 }
 
+// Request sends one JSON-RPC request (resources/read, prompts/get, tasks/…)
+// to an instance chosen by scope, starting one if needed, bounded like a
+// call; what names it in errors. It returns the raw result.
+func (p *Pools) Request(ctx context.Context, spec Spec, caller Caller, what, method string, params any) (json.RawMessage, error) {
+	var out json.RawMessage
+	err := p.with(ctx, spec, caller, what, func(ctx context.Context, cn *conn) error {
+		var err error
+		out, err = cn.request(ctx, method, params)
+		return err
+	})
+	return out, err
+}
+
 // List fetches tools/list (all pages), prompts/list and resources/list
 // (when the server has them) as raw JSON, through a pooled instance.
 func (p *Pools) List(ctx context.Context, spec Spec, caller Caller) (*Listing, error) {
@@ -259,6 +275,16 @@ func (p *Pools) List(ctx context.Context, spec Spec, caller Caller) (*Listing, e
 		}
 		if cn.caps.Resources != nil {
 			if l.Resources, err = cn.listAll(ctx, string(mcp.MethodResourcesList), "resources"); err != nil {
+				return err
+			}
+			// Templates are optional within the capability: a server
+			// that does not know the method simply has none.
+			l.ResourceTemplates, err = cn.listAll(ctx, string(mcp.MethodResourcesTemplatesList), "resourceTemplates")
+			var re *RPCError
+			if errors.As(err, &re) && re.Code == mcp.METHOD_NOT_FOUND {
+				l.ResourceTemplates, err = nil, nil
+			}
+			if err != nil {
 				return err
 			}
 		}

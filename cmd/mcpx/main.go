@@ -11,6 +11,7 @@ import (
 	"github.com/mcpx-dev/mcpx/cli"
 	"github.com/mcpx-dev/mcpx/daemon"
 	"github.com/mcpx-dev/mcpx/internal/fixture"
+	"github.com/mcpx-dev/mcpx/serve"
 )
 
 func main() {
@@ -21,6 +22,7 @@ func main() {
 		DemoServer: func(ctx context.Context) error {
 			return fixture.ServeStdio(ctx, fixture.Demo(), os.Stdin, os.Stdout)
 		},
+		Serve: serve.Main,
 	})
 	stop()
 	os.Exit(code)

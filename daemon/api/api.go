@@ -145,6 +145,11 @@ type CallRequest struct {
 	Cwd string `json:"cwd,omitempty"`
 	// Confirmed is the caller's explicit confirmation of a destructive call.
 	Confirmed bool `json:"confirmed,omitempty"`
+	// Task runs a tool whose taskSupport is "optional" as a task ("required"
+	// ones always are). Detach answers as soon as the task exists, with
+	// CallResponse.Task set and no result; the daemon keeps following it.
+	Task   bool `json:"task,omitempty"`
+	Detach bool `json:"detach,omitempty"`
 }
 
 // Blob is binary tool output stored in the content-addressed cache.
@@ -167,6 +172,9 @@ type CallResponse struct {
 	Result  json.RawMessage `json:"result"`
 	IsError bool            `json:"isError"`
 	Blobs   []Blob          `json:"blobs,omitempty"`
+	// Task is set when the call ran as a task (without Result when the
+	// call was detached).
+	Task *Task `json:"task,omitempty"`
 }
 
 // RefreshRequest is POST /v1/refresh; empty Namespace = all.

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	ucli "github.com/urfave/cli/v3"
+
+	"github.com/mcpx-dev/mcpx/daemon/api"
+)
+
+func init() { register(resourcesCommand) }
+func init() { register(readCommand) }
+
+// resources lists resources and resource templates from the schema cache;
+// it never starts a server.
+//
+// --json: api.ResourcesResponse.
+func resourcesCommand(a *App) *ucli.Command {
+	return &ucli.Command{
+		Name:      "resources",
+		Usage:     "list the resources and resource templates of every namespace, or of one",
+		ArgsUsage: "[NS]",
+		Action: func(ctx context.Context, cmd *ucli.Command) error {
+			if cmd.NArg() > 1 {
+				return usagef("resources takes at most one namespace")
+			}
+			c, err := a.client(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			r, err := c.Resources(ctx, cmd.Args().First())
+			if err != nil {
+				return err
+			}
+			if jsonOut(cmd) {
+				return writeJSON(a.Stdout, r)
+			}
+			rows := make([][]string, 0, len(r.Resources)+len(r.Templates))
+			for _, res := range r.Resources {
+				rows = append(rows, []string{res.Namespace, res.URI, res.MimeType, summary(firstNonEmpty(res.Title, res.Name, res.Description))})
+			}
+			for _, t := range r.Templates {
+				rows = append(rows, []string{t.Namespace, t.URITemplate, t.MimeType, summary(firstNonEmpty(t.Title, t.Name, t.Description)) + " (template)"})
+			}
+			if len(rows) > 0 {
+				if err := table(a.Stdout, []string{"NAMESPACE", "URI", "MIME", "NAME"}, rows); err != nil {
+					return err
+				}
+			}
+			unread(a.Stderr, r.Namespaces)
+			return nil
+		},
+	}
+}
+
+// unread tells on stderr which namespaces have no cached lists yet.
+func unread(w io.Writer, nss []api.Namespace) {
+	for _, n := range nss {
+		switch n.State {
+		case api.StateUnread:
+			fmt.Fprintf(w, "mcpx: %s has not been read yet; run `mcpx refresh %s`.\n", n.Name, n.Name)
+		case api.StateError:
+			fmt.Fprintf(w, "mcpx: listing %s failed: %s\n", n.Name, firstLine(n.Error))
+		}
+	}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// read reads one resource: text contents to stdout byte for byte, binary
+// contents into the content-addressed store with their path printed (or
+// copied into --save DIR).
+//
+// --json: api.ReadResponse.
+func readCommand(a *App) *ucli.Command {
+	return &ucli.Command{
+		Name:      "read",
+		Usage:     "read a resource",
+		ArgsUsage: "NS URI",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "session", Usage: "session `ID` for servers with scope session (default $MCPX_SESSION_ID)"},
+			&ucli.StringFlag{Name: "save", Usage: "copy binary contents into `DIR`"},
+		},
+		Action: func(ctx context.Context, cmd *ucli.Command) error {
+			if cmd.NArg() != 2 {
+				return usagef("read needs NS and URI")
+			}
+			ns, uri := cmd.Args().Get(0), cmd.Args().Get(1)
+			c, err := a.client(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			session := cmd.String("session")
+			if session == "" {
+				session = a.Getenv("MCPX_SESSION_ID")
+			}
+			r, err := c.Read(ctx, api.ReadRequest{Namespace: ns, URI: uri, Session: session})
+			if err != nil {
+				return err
+			}
+			if dir := cmd.String("save"); dir != "" {
+				if err := saveBlobs(dir, "resource", r.Blobs); err != nil {
+					return err
+				}
+			}
+			if jsonOut(cmd) {
+				return writeJSON(a.Stdout, r)
+			}
+			var result struct {
+				Contents []struct {
+					URI  string  `json:"uri"`
+					Text *string `json:"text"`
+				} `json:"contents"`
+			}
+			if err := json.Unmarshal(r.Result, &result); err != nil {
+				return fmt.Errorf("read the result of %s: %w", uri, err)
+			}
+			blobs := map[int]api.Blob{}
+			for _, b := range r.Blobs {
+				blobs[b.Index] = b
+			}
+			for i, item := range result.Contents {
+				switch b, ok := blobs[i]; {
+				case ok:
+					fmt.Fprintln(a.Stdout, blobLine(b))
+				case item.Text != nil:
+					// Byte-exact: no newline added.
+					if _, err := io.WriteString(a.Stdout, *item.Text); err != nil {
+						return err
+					}
+				default:
+					fmt.Fprintf(a.Stderr, "mcpx: content %d of %s has neither text nor binary data\n", i, item.URI)
+				}
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	ucli "github.com/urfave/cli/v3"
+)
+
+func init() { register(serveCommand) }
+
+// serve runs mcpx as one MCP server in front of every configured server
+// (package serve, handed in as a hook: it needs mcp-go). Its flags are its
+// own; the global -C and --config are passed on.
+func serveCommand(a *App) *ucli.Command {
+	return &ucli.Command{
+		Name:            "serve",
+		Usage:           "serve every configured MCP server as one MCP server (stdio, or --http 127.0.0.1:PORT)",
+		ArgsUsage:       "[--http ADDR [--http-allow-remote]] [--expose all|search] [--ns a,b] [--print-config HOST]",
+		SkipFlagParsing: true,
+		Action: func(ctx context.Context, cmd *ucli.Command) error {
+			if a.Hooks.Serve == nil {
+				return fmt.Errorf("this build has no MCP server")
+			}
+			var args []string
+			if dir := cmd.String("directory"); dir != "" {
+				abs, err := filepath.Abs(dir)
+				if err != nil {
+					return usagef("-C %s: %v", dir, err)
+				}
+				args = append(args, "-C", abs)
+			}
+			if file := cmd.String("config"); file != "" {
+				abs, err := filepath.Abs(file)
+				if err != nil {
+					return usagef("--config %s: %v", file, err)
+				}
+				args = append(args, "-config", abs)
+			}
+			args = append(args, cmd.Args().Slice()...)
+			if code := a.Hooks.Serve(ctx, args, a.Stdin, a.Stdout, a.Stderr); code != ExitOK {
+				return silent(code)
+			}
+			return nil
+		},
+	}
+}

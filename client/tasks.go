@@ -1,0 +1,51 @@
+package client
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/mcpx-dev/mcpx/daemon/api"
+)
+
+// Tasks lists the tasks the daemon follows (GET /v1/tasks), of one
+// namespace or, with ns "", of every one.
+func (c *Client) Tasks(ctx context.Context, ns string) (*api.TasksResponse, error) {
+	var q url.Values
+	if ns != "" {
+		q = url.Values{"ns": {ns}}
+	}
+	var r api.TasksResponse
+	if err := c.get(ctx, api.PathTasks, q, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Task returns one task's last known state (GET /v1/task).
+func (c *Client) Task(ctx context.Context, ns, id string) (*api.Task, error) {
+	var r api.Task
+	if err := c.get(ctx, api.PathTask, url.Values{"ns": {ns}, "id": {id}}, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// TaskResult waits for a task's outcome (POST /v1/task/result). A task
+// that ended cancelled is an *APIError with code task_cancelled.
+func (c *Client) TaskResult(ctx context.Context, ns, id string) (*api.CallResponse, error) {
+	var r api.CallResponse
+	if err := c.post(ctx, api.PathTaskResult, api.TaskRequest{Namespace: ns, TaskID: id}, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// CancelTask asks the server to cancel a task (POST /v1/task/cancel) and
+// returns its state once it ended, or after a few seconds.
+func (c *Client) CancelTask(ctx context.Context, ns, id string) (*api.Task, error) {
+	var r api.Task
+	if err := c.post(ctx, api.PathTaskCancel, api.TaskRequest{Namespace: ns, TaskID: id}, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}

@@ -1,0 +1,345 @@
+// Package serve is `mcpx serve`: one MCP server (mcp-go) in front of the
+// daemon of the directory it runs in, for hosts that speak only MCP.
+//
+// It is thin. What it lists comes from the schema cache on disk (tools,
+// prompts, resources, templates), so listing never asks the daemon and never
+// starts a server; everything that runs (tools/call, resources/read,
+// prompts/get) goes to the daemon over its socket through package client,
+// so pools, timeouts, trust and the destructive-call policy apply exactly as
+// for `mcpx call`. A call the policy wants confirmed is confirmed through
+// MCP elicitation when the host supports it, and otherwise comes back as an
+// isError result saying why; it never runs unconfirmed.
+//
+// The catalog is re-read every second (cheap: the cache keeps a decoded
+// snapshot while its ref is unchanged); when the config or a cached list
+// changes, hosts get notifications/{tools,prompts,resources}/list_changed.
+package serve
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpx-dev/mcpx/cache"
+	"github.com/mcpx-dev/mcpx/client"
+	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/internal/version"
+	"github.com/mcpx-dev/mcpx/service"
+)
+
+// Exit codes, as the CLI's (DESIGN §8).
+const (
+	exitOK          = 0
+	exitUsage       = 2
+	exitUnavailable = 3
+)
+
+// Options configure one serve run.
+type Options struct {
+	// Dir is the directory whose configuration is served (default: the
+	// working directory); ConfigFile selects exactly one config file.
+	Dir        string
+	ConfigFile string
+	// HTTP, when set, serves streamable HTTP at this address (path /mcp)
+	// instead of stdio. Non-loopback addresses need AllowRemote.
+	HTTP        string
+	AllowRemote bool
+	// Expose is "all" (every tool as NS.TOOL) or "search" (three tools).
+	Expose string
+	// Namespaces limits what is served (nil: all).
+	Namespaces map[string]bool
+	// Poll is how often the catalog is re-read (default 1 s).
+	Poll time.Duration
+	// Getenv reads the environment (default os.Getenv).
+	Getenv config.Getenv
+	// Log receives diagnostics (default: discarded).
+	Log *log.Logger
+}
+
+// Main runs `mcpx serve ARGS` and returns the exit code. It serves on
+// stdin/stdout (or HTTP with --http) until the host closes stdin, ctx ends,
+// or the HTTP server fails.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mcpx serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		o         Options
+		nsList    string
+		printHost string
+	)
+	fs.StringVar(&o.Dir, "C", "", "serve the configuration of `DIR`")
+	fs.StringVar(&o.ConfigFile, "config", "", "use exactly this config `FILE`")
+	fs.StringVar(&o.HTTP, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8765) instead of stdio")
+	fs.BoolVar(&o.AllowRemote, "http-allow-remote", false, "allow --http on an address that is not loopback")
+	fs.StringVar(&o.Expose, "expose", "all", "`MODE`: all (every tool as NS.TOOL) or search (search_tools, describe_tool, call_tool)")
+	fs.StringVar(&nsList, "ns", "", "serve only these namespaces (`a,b`)")
+	fs.StringVar(&printHost, "print-config", "", "print the snippet that registers mcpx in `HOST`'s config and exit ("+strings.Join(hostNames(), ", ")+")")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: mcpx serve [--http ADDR] [--expose all|search] [--ns a,b] [--print-config HOST]\n\n"+
+			"Serve every configured MCP server as one MCP server, on stdin/stdout or streamable HTTP (docs/serve.md).\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mcpx: serve takes no arguments, got %q. See `mcpx serve --help`.\n", fs.Arg(0))
+		return exitUsage
+	}
+	if nsList != "" {
+		o.Namespaces = map[string]bool{}
+		for _, ns := range strings.Split(nsList, ",") {
+			if ns = strings.TrimSpace(ns); ns != "" {
+				o.Namespaces[ns] = true
+			}
+		}
+	}
+	if printHost != "" {
+		snippet, err := printConfig(printHost, args)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpx: %v.\n", err)
+			return exitUsage
+		}
+		fmt.Fprint(stdout, snippet)
+		return exitOK
+	}
+	if o.Expose != "all" && o.Expose != "search" {
+		fmt.Fprintf(stderr, "mcpx: --expose is all or search, not %q.\n", o.Expose)
+		return exitUsage
+	}
+	if o.HTTP != "" && !o.AllowRemote {
+		if err := checkLoopback(o.HTTP); err != nil {
+			fmt.Fprintf(stderr, "mcpx: %v.\n", err)
+			return exitUsage
+		}
+	}
+	o.Log = log.New(stderr, "mcpx serve: ", 0)
+	err := Run(ctx, o, stdin, stdout)
+	switch {
+	case err == nil, errors.Is(err, context.Canceled):
+		return exitOK
+	case isUsage(err):
+		fmt.Fprintf(stderr, "mcpx: %v.\n", err)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "mcpx: serve: %v.\n", err)
+		return exitUnavailable
+	}
+}
+
+// usageError is a configuration or command line that cannot be served.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func isUsage(err error) bool {
+	var ue *usageError
+	var ce *client.ConfigError
+	return errors.As(err, &ue) || errors.As(err, &ce)
+}
+
+// checkLoopback refuses an address that is not a loopback IP or localhost.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %s: %v", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("--http %s is not a loopback address; anyone who can reach it could call your tools. Use 127.0.0.1:PORT, or pass --http-allow-remote if you mean it", addr)
+}
+
+// Run serves until stdin ends (stdio), ctx ends, or the HTTP server fails.
+func Run(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) error {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Log == nil {
+		o.Log = log.New(io.Discard, "", 0)
+	}
+	if o.Poll <= 0 {
+		o.Poll = time.Second
+	}
+	if o.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		o.Dir = wd
+	}
+	paths, err := config.DefaultPaths(o.Getenv)
+	if err != nil {
+		return fmt.Errorf("find mcpx directories: %w", err)
+	}
+	store, err := cache.OpenStore(paths.CAS())
+	if err != nil {
+		return err
+	}
+	srv := &mcpxServer{
+		opts:    o,
+		paths:   paths,
+		schemas: cache.NewSchemas(store, paths.Schemas()),
+		mgr:     &lazyManager{getenv: o.Getenv, paths: paths},
+	}
+	if err := srv.reload(ctx); err != nil {
+		return err
+	}
+	for ns := range o.Namespaces {
+		if _, ok := srv.cfg().Servers[ns]; !ok {
+			return &usageError{fmt.Errorf("--ns %s: no such namespace (have %s)", ns, strings.Join(srv.cfg().Names(), ", "))}
+		}
+	}
+	srv.mcp = server.NewMCPServer("mcpx", version.String(),
+		server.WithToolCapabilities(true),
+		server.WithResourceCapabilities(false, true),
+		server.WithPromptCapabilities(true),
+		server.WithRecovery(),
+		server.WithInstructions(instructions(o.Expose)),
+	)
+	srv.sync(ctx, true)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		srv.watch(ctx)
+	}()
+
+	if o.HTTP == "" {
+		ss := server.NewStdioServer(srv.mcp)
+		ss.SetErrorLogger(log.New(io.Discard, "", 0))
+		err := ss.Listen(ctx, stdin, stdout)
+		cancel()
+		return err
+	}
+	ln, err := net.Listen("tcp", o.HTTP)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.HTTP, err)
+	}
+	hs := &http.Server{Handler: server.NewStreamableHTTPServer(srv.mcp), ReadHeaderTimeout: 10 * time.Second}
+	o.Log.Printf("serving MCP on http://%s/mcp", ln.Addr())
+	go func() {
+		<-ctx.Done()
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return ctx.Err()
+}
+
+func instructions(expose string) string {
+	if expose == "search" {
+		return "mcpx serves every configured MCP server through three tools: search_tools finds tools by words, describe_tool shows one tool's input schema, call_tool calls it by its NS.TOOL name."
+	}
+	return "mcpx serves every configured MCP server: tools are named NS.TOOL, prompts NS.NAME, and resources mcpx://NS/<the server's URI>."
+}
+
+// lazyManager detects the service manager the first time the daemon's
+// socket does not answer.
+type lazyManager struct {
+	getenv config.Getenv
+	paths  config.Paths
+	once   sync.Once
+	m      service.Manager
+	err    error
+}
+
+func (l *lazyManager) get(ctx context.Context) (service.Manager, error) {
+	l.once.Do(func() {
+		self, err := client.Executable()
+		if err != nil {
+			l.err = err
+			return
+		}
+		l.m, _, l.err = service.Detect(ctx, l.getenv, l.paths, self)
+	})
+	return l.m, l.err
+}
+
+func (l *lazyManager) Name() string {
+	if m, err := l.get(context.Background()); err == nil {
+		return m.Name()
+	}
+	return "unknown"
+}
+
+func (l *lazyManager) Installed() (bool, error) {
+	m, err := l.get(context.Background())
+	if err != nil {
+		return false, err
+	}
+	return m.Installed()
+}
+
+func (l *lazyManager) Install() error {
+	m, err := l.get(context.Background())
+	if err != nil {
+		return err
+	}
+	return m.Install()
+}
+
+func (l *lazyManager) Uninstall() error {
+	m, err := l.get(context.Background())
+	if err != nil {
+		return err
+	}
+	return m.Uninstall()
+}
+
+func (l *lazyManager) Ensure(ctx context.Context, key config.DaemonKey) error {
+	m, err := l.get(ctx)
+	if err != nil {
+		return err
+	}
+	return m.Ensure(ctx, key)
+}
+
+func (l *lazyManager) State(ctx context.Context, key config.DaemonKey) (service.State, error) {
+	m, err := l.get(ctx)
+	if err != nil {
+		return service.State{}, err
+	}
+	return m.State(ctx, key)
+}
+
+func (l *lazyManager) Stop(ctx context.Context, key config.DaemonKey, socket bool) error {
+	m, err := l.get(ctx)
+	if err != nil {
+		return err
+	}
+	return m.Stop(ctx, key, socket)
+}
+
+func (l *lazyManager) List(ctx context.Context) ([]service.State, error) {
+	m, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return m.List(ctx)
+}

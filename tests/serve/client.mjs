@@ -1,0 +1,111 @@
+// A real MCP client for the `mcpx serve` end-to-end tests: the official
+// TypeScript SDK (pinned in tests/npm) connects over stdio or streamable
+// HTTP, runs the steps it is given and prints one JSON report on stdout.
+//
+//   node client.mjs '<plan JSON>'
+//
+// plan: {
+//   "transport": "stdio" | "http",
+//   "command": "...", "args": [...], "cwd": "...", "env": {...},   // stdio
+//   "url": "http://127.0.0.1:PORT/mcp",                             // http
+//   "elicit": "accept" | "decline" | undefined,  // declare elicitation and answer so
+//   "steps": [ {"op": "listTools"} | {"op": "call", "name", "arguments"} |
+//              {"op": "listResources"} | {"op": "listResourceTemplates"} |
+//              {"op": "readResource", "uri"} | {"op": "listPrompts"} |
+//              {"op": "getPrompt", "name", "arguments"} | {"op": "request", "method", "params"} |
+//              {"op": "writeFile", "path", "content"} |
+//              {"op": "waitNotification", "method", "timeoutMs"} ]
+// }
+// A "call" step with "progress": true asks for progress notifications.
+// report: {"steps": [{"op", "result"} | {"op", "error": {"code", "message"}}], "notifications": [methods],
+//          "elicitations": [messages], "progress": [progress notifications' params]}
+import { createRequire } from "node:module";
+import { writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(path.join(here, "..", "npm", "package.json"));
+const sdk = (p) => import(require.resolve("@modelcontextprotocol/sdk/" + p));
+const { Client } = await sdk("client/index.js");
+const { StdioClientTransport } = await sdk("client/stdio.js");
+const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
+const { ElicitRequestSchema, ResultSchema } = await sdk("types.js");
+
+const plan = JSON.parse(process.argv[2]);
+const report = { steps: [], notifications: [], elicitations: [], progress: [] };
+const waiters = [];
+
+const capabilities = plan.elicit ? { elicitation: {} } : {};
+const client = new Client({ name: "mcpx-serve-test", version: "1.0.0" }, { capabilities });
+client.fallbackNotificationHandler = async (n) => {
+  report.notifications.push(n.method);
+  for (const w of waiters.splice(0)) w();
+};
+if (plan.elicit) {
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    report.elicitations.push(req.params.message);
+    return plan.elicit === "accept" ? { action: "accept", content: { confirm: true } } : { action: "decline" };
+  });
+}
+
+let transport;
+if (plan.transport === "http") {
+  transport = new StreamableHTTPClientTransport(new URL(plan.url));
+} else {
+  transport = new StdioClientTransport({
+    command: plan.command,
+    args: plan.args || [],
+    cwd: plan.cwd,
+    env: plan.env,
+    stderr: "inherit",
+  });
+}
+
+function waitNotification(method, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + timeoutMs;
+    const check = () => {
+      if (report.notifications.includes(method)) return resolve({ method });
+      if (Date.now() > deadline) return reject(Object.assign(new Error(`no ${method} within ${timeoutMs} ms`), { code: "timeout" }));
+      waiters.push(check);
+      setTimeout(check, 200);
+    };
+    check();
+  });
+}
+
+async function run(step) {
+  switch (step.op) {
+    case "listTools": return client.listTools();
+    case "call": {
+      const options = step.progress ? { onprogress: (p) => report.progress.push(p), resetTimeoutOnProgress: true } : undefined;
+      return client.callTool({ name: step.name, arguments: step.arguments || {} }, undefined, options);
+    }
+    case "listResources": return client.listResources();
+    case "listResourceTemplates": return client.listResourceTemplates();
+    case "readResource": return client.readResource({ uri: step.uri });
+    case "listPrompts": return client.listPrompts();
+    case "getPrompt": return client.getPrompt({ name: step.name, arguments: step.arguments || {} });
+    case "request": return client.request({ method: step.method, params: step.params || {} }, ResultSchema);
+    case "writeFile": writeFileSync(step.path, step.content); return {};
+    case "waitNotification": return waitNotification(step.method, step.timeoutMs || 30000);
+    default: throw new Error(`unknown step ${step.op}`);
+  }
+}
+
+try {
+  await client.connect(transport);
+  for (const step of plan.steps) {
+    try {
+      report.steps.push({ op: step.op, result: await run(step) });
+    } catch (e) {
+      report.steps.push({ op: step.op, error: { code: e.code ?? null, message: String(e.message ?? e) } });
+    }
+  }
+} catch (e) {
+  report.connectError = String(e.stack ?? e);
+}
+process.stdout.write(JSON.stringify(report) + "\n");
+await client.close().catch(() => {});
+process.exit(0);

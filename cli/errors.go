@@ -129,7 +129,7 @@ func classifyAPI(e *client.APIError) (int, string, string, string) {
 		return ExitUsage, what, "", ""
 	case api.CodeConfirmation:
 		return ExitPolicy, what, "pass --yes to confirm", ""
-	case api.CodePolicyDenied, api.CodeAnnotationsUnknown:
+	case api.CodePolicyDenied, api.CodeAnnotationsUnknown, api.CodeUntrusted:
 		return ExitPolicy, what, "", ""
 	case api.CodeServerError:
 		// The server itself answered the call with a JSON-RPC error: the

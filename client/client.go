@@ -321,6 +321,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		if body != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
+		req.Header.Set(api.HeaderConfigStamp, c.cfg.Stamp)
 		resp, err = c.http.Do(req)
 		if err == nil {
 			break

@@ -43,17 +43,15 @@ type Options struct {
 	// Log receives the daemon's log lines (nil: os.Stderr).
 	Log io.Writer
 	// Reload, when it receives, reloads the config (Main sends on SIGHUP).
+	// Otherwise the config is reloaded when a request's config stamp
+	// differs from the loaded one (reload.go).
 	Reload <-chan struct{}
-	// WatchInterval is how often the config sources are stat-checked for
-	// changes (0: 2s).
-	WatchInterval time.Duration
 	// ShutdownGrace bounds how long calls in flight may finish on exit
 	// (0: 10s).
 	ShutdownGrace time.Duration
 }
 
 const (
-	defaultWatchInterval = 2 * time.Second
 	defaultShutdownGrace = 10 * time.Second
 	// maxBody bounds every request body.
 	maxBody = 4 << 20
@@ -75,7 +73,8 @@ type daemon struct {
 	socket  string
 	started time.Time
 
-	state atomic.Pointer[state]
+	state    atomic.Pointer[state]
+	reloadMu sync.Mutex // one reload at a time
 
 	calls      atomic.Int64
 	inflight   atomic.Int64
@@ -111,9 +110,6 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	}
 	if opts.Log == nil {
 		opts.Log = os.Stderr
-	}
-	if opts.WatchInterval <= 0 {
-		opts.WatchInterval = defaultWatchInterval
 	}
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = defaultShutdownGrace

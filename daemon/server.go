@@ -70,6 +70,7 @@ func (d *daemon) handler() http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		d.freshen(r.Context(), r.Header.Get(api.HeaderConfigStamp))
 		if err := rt.serve(d, w, r); err != nil {
 			d.writeError(w, err)
 		}

@@ -1,0 +1,36 @@
+package hosts
+
+import "path/filepath"
+
+// Gemini CLI: ~/.gemini/settings.json and .gemini/settings.json,
+// mcpServers with command, args, env, cwd (stdio), url (SSE!), httpUrl
+// (streamable HTTP), headers, includeTools, excludeTools. Gemini expands
+// $VAR and ${VAR} in its settings.
+// https://github.com/google-gemini/gemini-cli/blob/main/docs/tools/mcp-server.md
+var gemini = &Host{
+	Name:    "gemini",
+	Title:   "Gemini CLI",
+	Project: []string{".gemini/settings.json"},
+	format:  always(JSON),
+	user: func(e Env) []string {
+		return []string{filepath.Join(e.Home, ".gemini", "settings.json")}
+	},
+	read: func(doc map[string]any, c *Context) *File {
+		return readServers(doc, "mcpServers", c, varStyle{dollarBrace: true, bareDollar: true}, func(r *entryReader) Entry {
+			e := standard(r)
+			if e.URL != "" && e.Transport == "" {
+				e.Transport = SSE // Gemini's "url" is an SSE endpoint
+			}
+			if u := r.str("httpUrl"); u != "" {
+				if e.URL != "" {
+					r.fail("has both \"url\" and \"httpUrl\"")
+				}
+				e.URL, e.Transport = u, HTTP
+			}
+			e.Tools = r.plainList("includeTools")
+			e.ExcludeTools = r.plainList("excludeTools")
+			e.Description = r.plain("description")
+			return e
+		})
+	},
+}

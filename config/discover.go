@@ -229,3 +229,18 @@ func decodeHostDoc(path string, b []byte, format hosts.Format) (map[string]any, 
 	}
 	return doc, nil
 }
+
+// UserConfigFile is mcpx's own user-level file,
+// $XDG_CONFIG_HOME/mcpx/config.json (default ~/.config/mcpx/config.json).
+func UserConfigFile(getenv Getenv) string {
+	return filepath.Join(hostEnv(getenv).ConfigHome, "mcpx", "config.json")
+}
+
+// SourceHost names the host whose file a source is ("mcpx" for mcpx's own
+// format).
+func SourceHost(source string, getenv Getenv) string {
+	return hosts.Identify(source, hostEnv(getenv)).Name
+}
+
+// HostNames are the hosts mcpx reads, in order.
+func HostNames() []string { return hosts.Names() }

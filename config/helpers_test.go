@@ -49,3 +49,9 @@ func loadTrusted(t *testing.T, sources ...string) (*Config, error) {
 	}
 	return LoadWith(sources, LoadOptions{Self: "/usr/bin/mcpx", Trust: store})
 }
+
+// loadStringAt writes content to a trusted file and loads it.
+func loadStringAt(t *testing.T, content string) (*Config, error) {
+	t.Helper()
+	return loadTrusted(t, write(t, filepath.Join(tempRoot(t), ".mcpx.json"), content))
+}

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/mcpx-dev/mcpx/cache"
@@ -73,7 +74,11 @@ func (d *daemon) spec(st *state, s *config.Server, snap *cache.Snapshot) (upstre
 	if err != nil {
 		var unset *config.UnsetVarError
 		if errors.As(err, &unset) {
-			e := apiErr(422, api.CodeUnsetVariable, "%v (export it in the shell that runs mcpx, then retry)", err)
+			hint := " (export it in the shell that runs mcpx, then retry)"
+			if strings.HasPrefix(unset.Var, "input:") {
+				hint = ""
+			}
+			e := apiErr(422, api.CodeUnsetVariable, "%v%s", err, hint)
 			e.body.Namespace = s.Name
 			return upstream.Spec{}, e
 		}

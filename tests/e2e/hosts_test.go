@@ -279,3 +279,17 @@ func TestCodexSyntaxError(t *testing.T) {
 		t.Fatalf("toml syntax error: %s", r)
 	}
 }
+
+// A VS Code ${input:ID} without a terminal to ask on is a clear error
+// naming the input; it is never sent literally.
+func TestVSCodeInputWithoutTerminal(t *testing.T) {
+	e := NewEnv(t)
+	e.WriteUntrusted(filepath.Join(e.Home, ".config", "Code", "User", "mcp.json"), `{
+  "inputs": [{"type": "promptString", "id": "gh-token", "description": "GitHub token", "password": true}],
+  "servers": {"gh": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${input:gh-token}"}}}
+}`)
+	r := e.Mcpx("call", "gh.anything")
+	if r.Code != 2 || !strings.Contains(r.Stderr, `"gh-token"`) || !strings.Contains(r.Stderr, "terminal") {
+		t.Fatalf("input without a terminal: %s", r)
+	}
+}

@@ -89,7 +89,17 @@ func (c *Client) inputs(env map[string]string) error {
 // "" counts as set.
 func CheckVars(cfg *config.Config, lookup func(string) (string, bool)) error {
 	for _, name := range cfg.Names() {
-		if _, err := cfg.Servers[name].Expand(lookup); err != nil {
+		s := cfg.Servers[name]
+		if s.Untrusted != "" || s.Problem != "" {
+			continue // never started: its variables do not matter
+		}
+		inputs := func(k string) (string, bool) {
+			if strings.HasPrefix(k, "input:") {
+				return "", true // asked for when the server starts
+			}
+			return lookup(k)
+		}
+		if _, err := s.Expand(inputs); err != nil {
 			return &ConfigError{err}
 		}
 	}

@@ -143,6 +143,13 @@ func (a *App) trustTargets(cmd *ucli.Command) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if arg == "" && cmd.String("config") != "" {
+		// The one file --config selects (relative to the working
+		// directory, as everywhere else).
+		if arg, err = filepath.Abs(cmd.String("config")); err != nil {
+			return nil, usagef("--config %s: %v", cmd.String("config"), err)
+		}
+	}
 	if arg != "" {
 		if !filepath.IsAbs(arg) {
 			arg = filepath.Join(dir, arg)

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/mcpx-dev/mcpx/config/hosts"
@@ -215,7 +216,47 @@ func readHostDoc(path string, format hosts.Format) (map[string]any, error) {
 	return decodeHostDoc(path, b, format)
 }
 
+// docMemo keeps the last few decoded host documents by content digest, so
+// a large ~/.claude.json read by Discover (its project scopes), by Load (the
+// user scope, each local scope) and for Claude's approvals is decoded once
+// per process. Readers never modify a document.
+var docMemo struct {
+	sync.Mutex
+	keys []string
+	docs map[string]map[string]any
+}
+
+const docMemoSize = 4
+
 func decodeHostDoc(path string, b []byte, format hosts.Format) (map[string]any, error) {
+	key := fmt.Sprintf("%d:%s:%s", format, path, Digest(b))
+	docMemo.Lock()
+	doc, ok := docMemo.docs[key]
+	docMemo.Unlock()
+	if ok {
+		return doc, nil
+	}
+	doc, err := decodeHostDocUncached(path, b, format)
+	if err != nil {
+		return nil, err
+	}
+	docMemo.Lock()
+	defer docMemo.Unlock()
+	if docMemo.docs == nil {
+		docMemo.docs = map[string]map[string]any{}
+	}
+	if _, ok := docMemo.docs[key]; !ok {
+		docMemo.docs[key] = doc
+		docMemo.keys = append(docMemo.keys, key)
+		if len(docMemo.keys) > docMemoSize {
+			delete(docMemo.docs, docMemo.keys[0])
+			docMemo.keys = docMemo.keys[1:]
+		}
+	}
+	return doc, nil
+}
+
+func decodeHostDocUncached(path string, b []byte, format hosts.Format) (map[string]any, error) {
 	if format == hosts.TOML {
 		return decodeTOML(path, b)
 	}

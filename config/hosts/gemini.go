@@ -1,10 +1,14 @@
 package hosts
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"slices"
+)
 
 // Gemini CLI: ~/.gemini/settings.json and .gemini/settings.json,
 // mcpServers with command, args, env, cwd (stdio), url (SSE!), httpUrl
-// (streamable HTTP), headers, includeTools, excludeTools. Gemini expands
+// (streamable HTTP), headers, includeTools, excludeTools; the top-level
+// "mcp": {"allowed", "excluded"} lists pick servers by name. Gemini expands
 // $VAR and ${VAR} in its settings.
 // https://github.com/google-gemini/gemini-cli/blob/main/docs/tools/mcp-server.md
 var gemini = &Host{
@@ -16,6 +20,9 @@ var gemini = &Host{
 		return []string{filepath.Join(e.Home, ".gemini", "settings.json")}
 	},
 	read: func(doc map[string]any, c *Context) *File {
+		// "mcp": {"allowed": [...], "excluded": [...]} pick servers by name.
+		mcp, _ := doc["mcp"].(map[string]any)
+		allowed, excluded := stringsOf(mcp["allowed"]), stringsOf(mcp["excluded"])
 		return readServers(doc, "mcpServers", c, varStyle{dollarBrace: true, bareDollar: true}, func(r *entryReader) Entry {
 			e := standard(r)
 			if e.URL != "" && e.Transport == "" {
@@ -30,6 +37,9 @@ var gemini = &Host{
 			e.Tools = r.plainList("includeTools")
 			e.ExcludeTools = r.plainList("excludeTools")
 			e.Description = r.plain("description")
+			if slices.Contains(excluded, r.name) || (len(allowed) > 0 && !slices.Contains(allowed, r.name)) {
+				e.Disabled = true
+			}
 			return e
 		})
 	},

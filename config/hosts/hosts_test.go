@@ -74,6 +74,10 @@ func TestReaders(t *testing.T) {
 		!reflect.DeepEqual(e.Ignored, []string{"trust"}) {
 		t.Errorf("gemini httpUrl: %+v", e)
 	}
+	gx := byName(gemini.Read(doc(t, `{"mcp": {"excluded": ["x"]}, "mcpServers": {"x": {"command": "a"}, "y": {"command": "b"}}}`), c))
+	if !gx["x"].Disabled || gx["y"].Disabled {
+		t.Errorf("gemini mcp.excluded: %+v", gx)
+	}
 	if gem["both"].Problem == "" {
 		t.Error("gemini url and httpUrl together must be a problem")
 	}

@@ -137,7 +137,7 @@ func ByName(name string) *Host {
 // the walk, in order, each with its host. enabled filters hosts (nil: all).
 func ProjectFiles(enabled func(*Host) bool) []NamedFile {
 	var out []NamedFile
-	for _, h := range All {
+	for _, h := range projectOrder {
 		if enabled != nil && !enabled(h) {
 			continue
 		}
@@ -145,10 +145,12 @@ func ProjectFiles(enabled func(*Host) bool) []NamedFile {
 			out = append(out, NamedFile{Path: p, Host: h})
 		}
 	}
-	// mcpx's own first, then Claude Code's .mcp.json, then the others in
-	// host order (stable).
 	return out
 }
+
+// projectOrder is the order of the project files in one directory (DESIGN
+// §2): mcpx's own, Claude Code's .mcp.json, then the other hosts'.
+var projectOrder = []*Host{mcpxHost, claudeCode, cursor, vscode, gemini, opencode, codex, zed}
 
 // NamedFile is a path with its host.
 type NamedFile struct {

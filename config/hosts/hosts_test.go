@@ -3,6 +3,7 @@ package hosts
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -186,6 +187,23 @@ func TestIdentify(t *testing.T) {
 	} {
 		if got := Identify(path, env).Name; got != want {
 			t.Errorf("Identify(%s) = %s, want %s", path, got, want)
+		}
+	}
+}
+
+func TestProjectFilesOrder(t *testing.T) {
+	var got []string
+	for _, nf := range ProjectFiles(nil) {
+		got = append(got, nf.Path)
+	}
+	want := []string{".mcpx.json", ".mcpx/config.json", ".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json",
+		".gemini/settings.json", "opencode.json", "opencode.jsonc", ".codex/config.toml", ".zed/settings.json"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("project files %q\nwant %q", got, want)
+	}
+	for _, h := range All {
+		if len(h.Project) > 0 && !slices.Contains(projectOrder, h) {
+			t.Errorf("host %s has project files but no place in projectOrder", h.Name)
 		}
 	}
 }

@@ -91,8 +91,17 @@ func Discover(dir string, getenv Getenv) ([]string, error) {
 			continue
 		}
 		if p, ok := readableFile(nf.Path); ok && nf.Host.Name == "claude-code" && !seen[p] {
-			for _, scope := range claudeScopes(p, real) {
-				out = append(out, p+"#"+scope)
+			// Claude Code keys projects by the directory it ran in,
+			// which may be reached through a symlink.
+			scopes := claudeScopes(p, abs)
+			if abs != real {
+				scopes = append(scopes, claudeScopes(p, real)...)
+			}
+			for _, scope := range scopes {
+				if !seen[p+"#"+scope] {
+					seen[p+"#"+scope] = true
+					out = append(out, p+"#"+scope)
+				}
 			}
 		}
 		add(nf.Path)

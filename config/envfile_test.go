@@ -1,6 +1,7 @@
 package config
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -79,5 +80,15 @@ func TestCaptureEnv(t *testing.T) {
 	})
 	if !reflect.DeepEqual(from, map[string]string{"TOKEN": "", "PATH": "/bin"}) {
 		t.Errorf("CaptureEnvFrom = %v", from)
+	}
+}
+
+func TestServerEnvIsTheServersOwn(t *testing.T) {
+	captured := map[string]string{"PATH": "/bin", "HTTPS_PROXY": "http://p", "no_proxy": "x", "A_TOKEN": "a", "B_TOKEN": "b", "input:k": "v"}
+	a := &Server{Name: "a", Command: "x", Env: map[string]string{"T": "${A_TOKEN}"}, Headers: map[string]string{"K": "${input:k}"}}
+	got := ServerEnv(a, captured)
+	want := map[string]string{"PATH": "/bin", "HTTPS_PROXY": "http://p", "no_proxy": "x", "A_TOKEN": "a"}
+	if !maps.Equal(got, want) {
+		t.Errorf("ServerEnv = %v, want %v", got, want)
 	}
 }

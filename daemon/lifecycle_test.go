@@ -460,3 +460,40 @@ func TestServersGetTheCapturedEnvironmentOnly(t *testing.T) {
 		t.Errorf("after the env file changed, ${TEST_TOKEN} = %q", got)
 	}
 }
+
+// The daemon itself refuses the servers of an untrusted project file
+// (nothing a client does can start them) and lists them as untrusted.
+func TestDaemonEnforcesTrust(t *testing.T) {
+	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@"}}}`)
+	if _, err := config.TrustStoreAt(w.paths.State).Untrust(w.cfgPath); err != nil {
+		t.Fatal(err)
+	}
+	d := w.start()
+	for _, req := range []struct{ method, path string }{
+		{http.MethodGet, api.PathSchema + "?ns=a"},
+		{http.MethodPost, api.PathRefresh},
+	} {
+		var body any
+		if req.method == http.MethodPost {
+			body = api.RefreshRequest{Namespace: "a"}
+		}
+		status, e := d.do(req.method, req.path, body, nil)
+		if status != http.StatusForbidden || e == nil || e.Code != api.CodeUntrusted {
+			t.Errorf("%s %s: %d %+v", req.method, req.path, status, e)
+		}
+	}
+	status, _, e := d.call("a", "echo", `{"text": "x"}`, true)
+	if status != http.StatusForbidden || e == nil || e.Code != api.CodeUntrusted {
+		t.Fatalf("call: %d %+v", status, e)
+	}
+	if ns := d.namespaces()["a"]; ns.State != api.StateUntrusted || ns.Live != 0 {
+		t.Errorf("namespace: %+v", ns)
+	}
+	// Trusting it applies on the next request (the stamp changed).
+	if _, err := config.TrustStoreAt(w.paths.State).TrustFile(w.cfgPath); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, e := d.call("a", "echo", `{"text": "x"}`, true); status != http.StatusOK {
+		t.Fatalf("call after trust: %d %+v", status, e)
+	}
+}

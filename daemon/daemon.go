@@ -74,7 +74,11 @@ type daemon struct {
 	started time.Time
 
 	state    atomic.Pointer[state]
-	reloadMu sync.Mutex // one reload at a time
+	reloadMu sync.Mutex // one reload at a time; guards unreached*
+	// unreached is a client stamp a reload of state unreachedAt did not
+	// produce (see freshen).
+	unreached   string
+	unreachedAt *state
 
 	calls      atomic.Int64
 	inflight   atomic.Int64

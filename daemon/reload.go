@@ -27,16 +27,25 @@ func (d *daemon) watchConfig(ctx context.Context) {
 
 // freshen reloads the config when the client's stamp differs from the
 // loaded one. Concurrent requests with the same new stamp reload once.
+//
+// A client whose view differs from the daemon's even after a reload (its
+// environment names other user files, say) would otherwise cost a reload on
+// every request: a stamp that a reload did not reach is remembered and not
+// chased again until the loaded configuration changes.
 func (d *daemon) freshen(ctx context.Context, stamp string) {
 	if stamp == "" || stamp == d.state.Load().cfg.Stamp {
 		return
 	}
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
-	if stamp == d.state.Load().cfg.Stamp {
+	st := d.state.Load()
+	if stamp == st.cfg.Stamp || (stamp == d.unreached && st == d.unreachedAt) {
 		return
 	}
 	d.reload(ctx)
+	if now := d.state.Load(); now.cfg.Stamp != stamp {
+		d.unreached, d.unreachedAt = stamp, now
+	}
 }
 
 // load reads the config sources the way the daemon was started with.

@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -291,5 +293,64 @@ func TestVSCodeInputWithoutTerminal(t *testing.T) {
 	r := e.Mcpx("call", "gh.anything")
 	if r.Code != 2 || !strings.Contains(r.Stderr, `"gh-token"`) || !strings.Contains(r.Stderr, "terminal") {
 		t.Fatalf("input without a terminal: %s", r)
+	}
+}
+
+// startRemoteFixture runs the fixture server on streamable HTTP ("http")
+// or HTTP+SSE ("sse") and returns its URL.
+func startRemoteFixture(t *testing.T, mode string) string {
+	t.Helper()
+	cmd := exec.Command(fixtureBin, "--"+mode, "127.0.0.1:0")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("fixture --%s: %v", mode, err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// Remote entries mean what their host says: Gemini's url is SSE and its
+// httpUrl streamable HTTP, Windsurf's serverUrl is a remote URL, Codex's
+// bearer_token_env_var becomes an Authorization header.
+func TestHostRemoteTransports(t *testing.T) {
+	sse := startRemoteFixture(t, "sse")
+	streamable := startRemoteFixture(t, "http")
+	e := NewEnv(t)
+	e.WriteUntrusted(filepath.Join(e.Home, ".gemini", "settings.json"), fmt.Sprintf(`{
+  "mcpServers": {
+    "gsse": {"url": %s, "timeout": 10000},
+    "ghttp": {"httpUrl": %s, "headers": {"X-Test": "$HOME"}}
+  }
+}`, jsonString(sse), jsonString(streamable)))
+	e.WriteUntrusted(filepath.Join(e.Home, ".codeium", "windsurf", "mcp_config.json"), fmt.Sprintf(`{
+  "mcpServers": {"wremote": {"serverUrl": %s}}
+}`, jsonString(streamable)))
+	e.Set("CODEX_GH_TOKEN", "tok")
+	e.WriteUntrusted(filepath.Join(e.Home, ".codex", "config.toml"), fmt.Sprintf(`[mcp_servers.cremote]
+url = %s
+bearer_token_env_var = "CODEX_GH_TOKEN"
+`, jsonString(streamable)))
+	var doc struct {
+		Servers map[string]struct {
+			Transport string            `json:"transport"`
+			Headers   map[string]string `json:"headers"`
+		} `json:"servers"`
+	}
+	e.JSON(&doc, "config")
+	if doc.Servers["gsse"].Transport != "sse" || doc.Servers["ghttp"].Transport != "http" ||
+		doc.Servers["ghttp"].Headers["X-Test"] != "${HOME}" || doc.Servers["cremote"].Headers["Authorization"] != "Bearer ${CODEX_GH_TOKEN}" {
+		t.Fatalf("transports: %+v", doc.Servers)
+	}
+	for _, ns := range []string{"gsse", "ghttp", "wremote", "cremote"} {
+		if r := e.MustOK("call", ns+".echo", "text="+ns); r.Stdout != ns+"\n" {
+			t.Errorf("%s: %s", ns, r)
+		}
 	}
 }

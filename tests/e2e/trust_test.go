@@ -189,3 +189,32 @@ func TestNonRegularConfigFiles(t *testing.T) {
 		t.Fatalf("--config naming /dev/zero: %s", r)
 	}
 }
+
+// Claude Code's approval of a project's .mcp.json servers in ~/.claude.json
+// counts as trust for those servers.
+func TestClaudeApprovalIsTrust(t *testing.T) {
+	e := NewEnv(t)
+	e.WriteUntrusted(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {"ok": {"command": %[1]s}, "no": {"command": %[1]s}}}`, jsonString(fixtureBin)))
+	e.WriteUntrusted(filepath.Join(e.Home, ".claude.json"), fmt.Sprintf(`{"projects": {%s: {"enabledMcpjsonServers": ["ok"], "allowedTools": []}}}`, jsonString(e.Work)))
+	e.MustOK("call", "ok.echo", "text=x")
+	if r := e.Mcpx("call", "no.echo", "text=x"); r.Code != 4 {
+		t.Fatalf("unapproved server ran: %s", r)
+	}
+}
+
+// "hosts" in the user config picks which hosts' files are read.
+func TestHostsSetting(t *testing.T) {
+	e := NewEnv(t)
+	e.WriteUntrusted(filepath.Join(e.Home, ".cursor", "mcp.json"), fmt.Sprintf(`{"mcpServers": {"cur": {"command": %s}}}`, jsonString(fixtureBin)))
+	e.WriteUntrusted(filepath.Join(e.Home, ".gemini", "settings.json"), fmt.Sprintf(`{"mcpServers": {"gem": {"command": %s}}}`, jsonString(fixtureBin)))
+	e.WriteUntrusted(filepath.Join(e.Home, ".config", "mcpx", "config.json"), `{"hosts": ["gemini"]}`)
+	var ns api.NamespacesResponse
+	e.JSON(&ns, "ls")
+	if len(ns.Namespaces) != 1 || ns.Namespaces[0].Name != "gem" {
+		t.Fatalf("hosts [gemini]: %+v", ns)
+	}
+	e.WriteUntrusted(filepath.Join(e.Home, ".config", "mcpx", "config.json"), `{"hosts": ["gemin"]}`)
+	if r := e.Mcpx("ls"); r.Code != 2 || !strings.Contains(r.Stderr, `did you mean "gemini"`) {
+		t.Fatalf("unknown host name: %s", r)
+	}
+}

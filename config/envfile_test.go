@@ -65,7 +65,7 @@ func TestEnvFileRoundTrip(t *testing.T) {
 }
 
 func TestCaptureEnv(t *testing.T) {
-	c, err := loadString(t, `{"mcpServers": {"a": {"url": "https://h/${TOKEN}", "headers": {"X": "${UNSET}"}}, "b": {"command": "x", "env": {"K": "${OTHER:-d}"}}}}`)
+	c, err := loadStringAt(t, `{"mcpServers": {"a": {"url": "https://h/${TOKEN}", "headers": {"X": "${UNSET}"}}, "b": {"command": "x", "env": {"K": "${OTHER:-d}"}}}}`)
 	if err != nil {
 		t.Fatal(err)
 	}

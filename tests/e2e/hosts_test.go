@@ -194,9 +194,18 @@ func TestHostConfigs(t *testing.T) {
 			}
 			// config --path names the file and its host.
 			var doc struct {
-				Files []struct{ Path, Host, Level string } `json:"files"`
+				Files   []struct{ Path, Host, Level string } `json:"files"`
+				Servers map[string]struct {
+					Env map[string]string `json:"env"`
+				} `json:"servers"`
 			}
 			e.JSON(&doc, "config")
+			if hc.name == "vscode-project" {
+				// ${workspaceFolder} is the directory holding .vscode.
+				if got := doc.Servers["vproj"].Env["MEMORY_FILE_PATH"]; got != filepath.Join(e.Work, "vproj.jsonl") {
+					t.Errorf("${workspaceFolder}${pathSeparator}vproj.jsonl became %q", got)
+				}
+			}
 			found := false
 			for _, f := range doc.Files {
 				if strings.HasSuffix(f.Path, strings.TrimPrefix(hc.file, "work/")) && f.Host != "" {

@@ -4,8 +4,9 @@ import "path/filepath"
 
 // Cline: cline_mcp_settings.json in VS Code's global storage of the
 // saoudrizwan.claude-dev extension, mcpServers with command, args, env, or
-// url with type (sse, streamableHttp; a url without type is SSE, Cline's
-// first remote transport), disabled, autoApprove. Cline expands no
+// url with type (sse, streamableHttp; the older transportType too; a url
+// without either is SSE, Cline's first remote transport), disabled,
+// autoApprove. Cline expands no
 // variables.
 // https://docs.cline.bot/mcp/configuring-mcp-servers
 var cline = &Host{
@@ -23,6 +24,13 @@ var cline = &Host{
 		return readServers(doc, "mcpServers", c, literal, func(r *entryReader) Entry {
 			hadType := r.has("type")
 			e := standard(r)
+			if t := r.plain("transportType"); t != "" && !hadType { // Cline's older spelling
+				tr, ok := transportOf(t)
+				if !ok {
+					r.fail("transportType %q is not one mcpx knows (stdio, sse, streamableHttp)", t)
+				}
+				e.Transport, hadType = tr, true
+			}
 			if e.URL != "" && !hadType {
 				e.Transport = SSE
 			}

@@ -96,8 +96,9 @@ func TestReaders(t *testing.T) {
 		t.Errorf("windsurf entries: %+v", ws)
 	}
 
-	cl := byName(cline.Read(doc(t, `{"mcpServers": {"s": {"url": "https://c/sse"}, "h": {"url": "https://c/mcp", "type": "streamableHttp"}}}`), c))
-	if cl["s"].Transport != SSE || cl["h"].Transport != HTTP {
+	cl := byName(cline.Read(doc(t, `{"mcpServers": {"s": {"url": "https://c/sse"}, "h": {"url": "https://c/mcp", "type": "streamableHttp"},
+		"old": {"url": "https://c/mcp", "transportType": "streamableHttp"}}}`), c))
+	if cl["s"].Transport != SSE || cl["h"].Transport != HTTP || cl["old"].Transport != HTTP {
 		t.Errorf("cline: %+v", cl)
 	}
 

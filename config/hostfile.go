@@ -50,6 +50,14 @@ func hostFile(h *hosts.Host, hf *hosts.File, path, key string, c *Config) *file 
 			d := he.Description
 			l.description = &d
 		}
+		if he.StartTimeout > 0 {
+			d := Duration(he.StartTimeout)
+			l.start = &d
+		}
+		if he.CallTimeout > 0 {
+			d := Duration(he.CallTimeout)
+			l.call = &d
+		}
 		raw := map[string]any{"host": h.Name}
 		for k, v := range map[string]any{"command": s.Command, "args": s.Args, "env": s.Env, "cwd": s.Cwd,
 			"url": s.URL, "transport": s.Transport, "headers": s.Headers, "problem": s.Problem} {
@@ -77,6 +85,12 @@ func hostFile(h *hosts.Host, hf *hosts.File, path, key string, c *Config) *file 
 		}
 		if he.Description != "" {
 			mcpx["description"] = he.Description
+		}
+		if he.StartTimeout > 0 {
+			mcpx["startTimeout"] = he.StartTimeout.String()
+		}
+		if he.CallTimeout > 0 {
+			mcpx["callTimeout"] = he.CallTimeout.String()
 		}
 		if len(mcpx) > 0 {
 			raw["mcpx"] = mcpx

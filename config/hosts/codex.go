@@ -1,12 +1,16 @@
 package hosts
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"time"
+)
 
 // Codex: ~/.codex/config.toml ($CODEX_HOME) and .codex/config.toml, tables
 // [mcp_servers.NAME] with command, args, env, env_vars (names passed
 // through), cwd (stdio) or url, bearer_token_env_var, http_headers,
 // env_http_headers (streamable HTTP); enabled, enabled_tools,
-// disabled_tools. Codex expands no variables in values.
+// disabled_tools; startup_timeout_sec, tool_timeout_sec. Codex expands no
+// variables in values.
 // https://github.com/openai/codex/blob/main/docs/config.md
 var codex = &Host{
 	Name:    "codex",
@@ -64,6 +68,8 @@ var codex = &Host{
 			if on, ok := r.boolean("enabled"); ok && !on {
 				e.Disabled = true
 			}
+			e.StartTimeout = r.number("startup_timeout_sec", time.Second)
+			e.CallTimeout = r.number("tool_timeout_sec", time.Second)
 			e.Tools = r.plainList("enabled_tools")
 			e.ExcludeTools = r.plainList("disabled_tools")
 			return e

@@ -3,11 +3,13 @@ package hosts
 import (
 	"path/filepath"
 	"slices"
+	"time"
 )
 
 // Gemini CLI: ~/.gemini/settings.json and .gemini/settings.json,
 // mcpServers with command, args, env, cwd (stdio), url (SSE!), httpUrl
-// (streamable HTTP), headers, includeTools, excludeTools; the top-level
+// (streamable HTTP), headers, includeTools, excludeTools, timeout (ms, a
+// call's bound); the top-level
 // "mcp": {"allowed", "excluded"} lists pick servers by name. Gemini expands
 // $VAR and ${VAR} in its settings.
 // https://github.com/google-gemini/gemini-cli/blob/main/docs/tools/mcp-server.md
@@ -37,6 +39,7 @@ var gemini = &Host{
 			e.Tools = r.plainList("includeTools")
 			e.ExcludeTools = r.plainList("excludeTools")
 			e.Description = r.plain("description")
+			e.CallTimeout = r.number("timeout", time.Millisecond)
 			if slices.Contains(excluded, r.name) || (len(allowed) > 0 && !slices.Contains(allowed, r.name)) {
 				e.Disabled = true
 			}

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Level says where a file was found.
@@ -261,6 +262,10 @@ type Entry struct {
 	Tools        []string
 	ExcludeTools []string
 	Description  string
+	// StartTimeout and CallTimeout are the host's own timeouts, when it
+	// has them (0: mcpx's defaults).
+	StartTimeout time.Duration
+	CallTimeout  time.Duration
 	// Ignored are keys of the entry mcpx does not use, sorted.
 	Ignored []string
 	// Problem, when set, is why mcpx cannot use the entry (one sentence
@@ -418,6 +423,30 @@ func (r *entryReader) strMap(key string) map[string]string {
 		}
 	}
 	return out
+}
+
+// number reads a positive number of unit (time.Second, time.Millisecond)
+// as a duration; 0 when absent.
+func (r *entryReader) number(key string, unit time.Duration) time.Duration {
+	v, ok := r.raw(key)
+	if !ok {
+		return 0
+	}
+	var f float64
+	switch v := v.(type) {
+	case float64:
+		f = v
+	case int64:
+		f = float64(v)
+	default:
+		r.fail("%q must be a number", key)
+		return 0
+	}
+	if f <= 0 {
+		r.fail("%q must be positive", key)
+		return 0
+	}
+	return time.Duration(f * float64(unit))
 }
 
 func (r *entryReader) boolean(key string) (val, set bool) {

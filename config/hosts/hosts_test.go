@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestTranslate(t *testing.T) {
@@ -65,13 +66,13 @@ func TestReaders(t *testing.T) {
 	c := &Context{Path: "/p/f", Home: "/home/u", Root: "/p"}
 	gem := byName(gemini.Read(doc(t, `{"mcpServers": {
 		"sse": {"url": "https://s/sse", "headers": {"A": "$TOKEN"}},
-		"http": {"httpUrl": "https://h/mcp", "includeTools": ["a"], "excludeTools": ["b"], "trust": true},
+		"http": {"httpUrl": "https://h/mcp", "includeTools": ["a"], "excludeTools": ["b"], "trust": true, "timeout": 30000},
 		"both": {"url": "https://a", "httpUrl": "https://b"}
 	}}`), c))
 	if e := gem["sse"]; e.Transport != SSE || e.Headers["A"] != "${TOKEN}" || e.Problem != "" {
 		t.Errorf("gemini url is SSE: %+v", e)
 	}
-	if e := gem["http"]; e.Transport != HTTP || !reflect.DeepEqual(e.Tools, []string{"a"}) || !reflect.DeepEqual(e.ExcludeTools, []string{"b"}) ||
+	if e := gem["http"]; e.CallTimeout != 30*time.Second || e.Transport != HTTP || !reflect.DeepEqual(e.Tools, []string{"a"}) || !reflect.DeepEqual(e.ExcludeTools, []string{"b"}) ||
 		!reflect.DeepEqual(e.Ignored, []string{"trust"}) {
 		t.Errorf("gemini httpUrl: %+v", e)
 	}
@@ -123,10 +124,11 @@ func TestReaders(t *testing.T) {
 	}
 
 	cx := byName(codex.Read(map[string]any{"mcp_servers": map[string]any{
-		"s": map[string]any{"command": "srv", "env_vars": []any{"TOKEN"}, "enabled_tools": []any{"a"}},
+		"s": map[string]any{"command": "srv", "env_vars": []any{"TOKEN"}, "enabled_tools": []any{"a"}, "startup_timeout_sec": int64(20), "tool_timeout_sec": 1.5},
 		"h": map[string]any{"url": "https://c/mcp", "bearer_token_env_var": "GH", "env_http_headers": map[string]any{"X-Key": "KEY"}},
 	}}, c))
-	if e := cx["s"]; e.Env["TOKEN"] != "${TOKEN}" || e.Tools[0] != "a" || e.Transport != Stdio {
+	if e := cx["s"]; e.Env["TOKEN"] != "${TOKEN}" || e.Tools[0] != "a" || e.Transport != Stdio ||
+		e.StartTimeout != 20*time.Second || e.CallTimeout != 1500*time.Millisecond || len(e.Ignored) != 0 {
 		t.Errorf("codex stdio: %+v", e)
 	}
 	if e := cx["h"]; e.Headers["Authorization"] != "Bearer ${GH}" || e.Headers["X-Key"] != "${KEY}" || e.Transport != HTTP {

@@ -37,6 +37,7 @@ func (a *App) client(ctx context.Context, cmd *ucli.Command) (*client.Client, er
 		Self:       m.self,
 		Manager:    m,
 		Paths:      &m.paths,
+		Ask:        a.asker(),
 	})
 }
 

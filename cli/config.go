@@ -14,17 +14,33 @@ func init() { register(configCommand) }
 
 // configDoc is `config --json`.
 type configDoc struct {
-	DaemonKey  config.DaemonKey          `json:"daemonKey"`
-	SchemaHash config.SchemaHash         `json:"schemaHash"`
-	Sources    []string                  `json:"sources"`
-	Builtin    bool                      `json:"builtin"`
-	Servers    map[string]*config.Server `json:"servers"`
-	Settings   config.Settings           `json:"settings"`
-	Warnings   []string                  `json:"warnings"`
+	DaemonKey  config.DaemonKey         `json:"daemonKey"`
+	SchemaHash config.SchemaHash        `json:"schemaHash"`
+	Sources    []string                 `json:"sources"`
+	Files      []config.Source          `json:"files"`
+	Builtin    bool                     `json:"builtin"`
+	Servers    map[string]*configServer `json:"servers"`
+	Shadowed   []config.Shadow          `json:"shadowed"`
+	Settings   config.Settings          `json:"settings"`
+	Warnings   []string                 `json:"warnings"`
+}
+
+// configServer is one server as `config --json` shows it: the definition
+// and where it came from.
+type configServer struct {
+	*config.Server
+	Source    string   `json:"source,omitempty"`
+	Host      string   `json:"host,omitempty"`
+	Problem   string   `json:"problem,omitempty"`
+	Untrusted string   `json:"untrusted,omitempty"`
+	Ignored   []string `json:"ignoredKeys,omitempty"`
 }
 
 // config prints the merged configuration (a valid config file, with the
-// sources as comments) or, with --path, the source files nearest first.
+// sources, shadowed entries, ignored host keys and unusable entries as
+// comments) or, with --path, the source files nearest first with their
+// host, level and trust. `config add|remove|import` edit mcpx's own files
+// (configedit.go).
 //
 // --json: configDoc.
 func configCommand(a *App) *ucli.Command {
@@ -32,11 +48,12 @@ func configCommand(a *App) *ucli.Command {
 		Name:  "config",
 		Usage: "print the merged configuration, or with --path the files it comes from",
 		Flags: []ucli.Flag{
-			&ucli.BoolFlag{Name: "path", Usage: "print the config files in use, nearest first"},
+			&ucli.BoolFlag{Name: "path", Usage: "print the config files in use, nearest first, with their host"},
 		},
+		Commands: configSubcommands(a),
 		Action: func(ctx context.Context, cmd *ucli.Command) error {
 			if cmd.NArg() > 0 {
-				return usagef("config takes no arguments")
+				return usagef("config takes no arguments (subcommands: add, remove, import)")
 			}
 			c, err := a.client(ctx, cmd)
 			if err != nil {
@@ -55,25 +72,70 @@ func configCommand(a *App) *ucli.Command {
 				if warnings == nil {
 					warnings = []string{}
 				}
-				return writeJSON(a.Stdout, configDoc{DaemonKey: c.Key(), SchemaHash: cfg.SchemaHash(), Sources: sources,
-					Builtin: cfg.Builtin, Servers: cfg.Servers, Settings: cfg.Settings, Warnings: warnings})
+				files, shadowed := cfg.Files, cfg.Shadowed
+				if files == nil {
+					files = []config.Source{}
+				}
+				if shadowed == nil {
+					shadowed = []config.Shadow{}
+				}
+				servers := map[string]*configServer{}
+				for name, s := range cfg.Servers {
+					servers[name] = &configServer{Server: s, Source: s.Source, Host: s.Host, Problem: s.Problem, Untrusted: s.Untrusted, Ignored: s.Ignored}
+				}
+				return writeJSON(a.Stdout, configDoc{DaemonKey: c.Key(), SchemaHash: cfg.SchemaHash(), Sources: sources, Files: files,
+					Builtin: cfg.Builtin, Servers: servers, Shadowed: shadowed, Settings: cfg.Settings, Warnings: warnings})
 			}
 			if cmd.Bool("path") {
 				if cfg.Builtin {
 					fmt.Fprintln(a.Stderr, "mcpx: no config file found; using the built-in demo server (`mcpx init` writes one).")
 				}
-				for _, s := range sources {
-					fmt.Fprintln(a.Stdout, s)
+				rows := make([][]string, 0, len(cfg.Files))
+				for _, f := range cfg.Files {
+					rows = append(rows, []string{f.Path, f.Host, f.Level, trustWord(f)})
 				}
-				return nil
+				if len(rows) == 0 {
+					return nil
+				}
+				return table(a.Stdout, []string{"FILE", "HOST", "LEVEL", "TRUST"}, rows)
 			}
 			if cfg.Builtin {
 				fmt.Fprintln(a.Stdout, "// built-in default: no config file found (`mcpx init` writes one)")
 			} else {
-				fmt.Fprintf(a.Stdout, "// merged from, nearest first:\n//   %s\n", strings.Join(sources, "\n//   "))
+				fmt.Fprintln(a.Stdout, "// merged from, nearest first:")
+				for _, f := range cfg.Files {
+					fmt.Fprintf(a.Stdout, "//   %s (%s, %s, %s)\n", f.Path, f.Host, f.Level, trustWord(f))
+				}
+			}
+			for _, sh := range cfg.Shadowed {
+				fmt.Fprintf(a.Stdout, "// %s: the entry in %s is shadowed by %s\n", sh.Name, sh.Source, sh.By)
+			}
+			for _, name := range cfg.Names() {
+				s := cfg.Servers[name]
+				if len(s.Ignored) > 0 {
+					fmt.Fprintf(a.Stdout, "// %s (%s): keys mcpx does not use: %s\n", name, s.Host, strings.Join(s.Ignored, ", "))
+				}
+				if s.Problem != "" {
+					fmt.Fprintf(a.Stdout, "// %s: not usable: %s\n", name, s.Problem)
+				}
+				if s.Untrusted != "" {
+					fmt.Fprintf(a.Stdout, "// %s: untrusted: %s\n", name, s.Untrusted)
+				}
 			}
 			fmt.Fprintf(a.Stdout, "// daemonKey %s\n", c.Key())
 			return writeJSON(a.Stdout, map[string]any{"mcpServers": cfg.Servers, "mcpx": cfg.Settings})
 		},
+	}
+}
+
+// trustWord is a source's trust for people.
+func trustWord(f config.Source) string {
+	switch {
+	case f.Error != "":
+		return "unreadable"
+	case f.Trusted:
+		return "trusted"
+	default:
+		return "untrusted"
 	}
 }

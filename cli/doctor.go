@@ -90,6 +90,11 @@ func (a *App) doctor(ctx context.Context, cmd *ucli.Command) doctorDoc {
 		for _, w := range cfg.Warnings {
 			add("config", checkWarn, "%s", w)
 		}
+		for _, name := range cfg.Names() {
+			if s := cfg.Servers[name]; s.Untrusted != "" {
+				add("trust", checkWarn, "server %s does not start: %s", name, s.Untrusted)
+			}
+		}
 		lookup := a.LookupEnv
 		if lookup == nil {
 			lookup = func(k string) (string, bool) { v := a.Getenv(k); return v, v != "" }

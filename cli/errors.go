@@ -81,6 +81,8 @@ func classify(err error) (code int, what, hint, tail string) {
 			help = ue.cmd + " --help"
 		}
 		return ExitUsage, ue.Error(), "see `" + help + "`", ""
+	case errors.As(err, &unv) && strings.HasPrefix(unv.Var, "input:"):
+		return ExitUsage, unv.Error(), "", ""
 	case errors.As(err, &unv):
 		return ExitUsage, fmt.Sprintf("server %s uses ${%s}, which is not set in your environment", unv.Server, unv.Var),
 			fmt.Sprintf("export %s, or remove it from the server's config", unv.Var), ""
@@ -138,7 +140,7 @@ func classifyAPI(e *client.APIError) (int, string, string, string) {
 		return ExitUsage, what, "", ""
 	case api.CodeConfirmation:
 		return ExitPolicy, what, "pass --yes to confirm", ""
-	case api.CodePolicyDenied, api.CodeAnnotationsUnknown:
+	case api.CodePolicyDenied, api.CodeAnnotationsUnknown, api.CodeUntrusted:
 		return ExitPolicy, what, "", ""
 	case api.CodeServerError:
 		// The server itself answered the call with a JSON-RPC error: the

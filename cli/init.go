@@ -11,6 +11,7 @@ import (
 	ucli "github.com/urfave/cli/v3"
 
 	"github.com/mcpx-dev/mcpx/client"
+	"github.com/mcpx-dev/mcpx/config"
 )
 
 func init() { register(initCommand) }
@@ -45,6 +46,10 @@ func initCommand(a *App) *ucli.Command {
 			}
 			if err != nil {
 				return fmt.Errorf("write %s: %w", path, err)
+			}
+			// The user wrote it with mcpx: trusted on write.
+			if _, err := config.DefaultTrustStore(a.Getenv).TrustFile(path); err != nil {
+				return err
 			}
 			if jsonOut(cmd) {
 				return writeJSON(a.Stdout, map[string]string{"path": path})

@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	ucli "github.com/urfave/cli/v3"
+
+	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
 func init() { register(lsCommand) }
@@ -48,14 +51,24 @@ func lsCommand(a *App) *ucli.Command {
 				return writeJSON(a.Stdout, r)
 			}
 			rows := make([][]string, 0, len(r.Namespaces))
+			untrusted := 0
 			for _, n := range r.Namespaces {
 				state := n.State
-				if n.State == "error" && n.Error != "" {
+				if (n.State == "error" || n.State == api.StateInvalid) && n.Error != "" {
 					state += ": " + firstLine(n.Error)
+				}
+				if n.State == api.StateUntrusted {
+					untrusted++
 				}
 				rows = append(rows, []string{n.Name, strconv.Itoa(n.Tools), strconv.Itoa(n.Live), state, summary(n.Description)})
 			}
-			return table(a.Stdout, []string{"NAMESPACE", "TOOLS", "LIVE", "STATE", "DESCRIPTION"}, rows)
+			if err := table(a.Stdout, []string{"NAMESPACE", "TOOLS", "LIVE", "STATE", "DESCRIPTION"}, rows); err != nil {
+				return err
+			}
+			if untrusted > 0 {
+				fmt.Fprintf(a.Stderr, "mcpx: %d server(s) come from project files you have not trusted; `mcpx config --path` lists them, `mcpx trust` trusts this directory's.\n", untrusted)
+			}
+			return nil
 		},
 	}
 }

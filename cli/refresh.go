@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	ucli "github.com/urfave/cli/v3"
+
+	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
 func init() { register(refreshCommand) }
@@ -38,7 +40,9 @@ func refreshCommand(a *App) *ucli.Command {
 				state := n.State
 				if n.Error != "" {
 					state += ": " + firstLine(n.Error)
-					failed = true
+					// Untrusted and unusable entries were not asked:
+					// they are listed, not failures of this refresh.
+					failed = failed || n.State == api.StateError
 				}
 				rows = append(rows, []string{n.Name, strconv.Itoa(n.Tools), state})
 			}

@@ -183,6 +183,9 @@ func TestUnsetVariableExit2(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.dir, ".mcp.json"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if code, _, errs := e.run("trust"); code != 0 {
+		t.Fatalf("trust: code %d, stderr %q", code, errs)
+	}
 	// Discovery reads the cache only and needs no variable.
 	if code, _, errs := e.run("ls"); code != 0 {
 		t.Fatalf("ls with an unset variable: code %d, stderr %q", code, errs)

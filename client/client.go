@@ -87,6 +87,10 @@ type Options struct {
 	// StartWait bounds how long a request waits for the socket to accept
 	// after Manager.Ensure (default 10 s).
 	StartWait time.Duration
+	// Ask, when set, asks the user for the value of a VS Code input
+	// (${input:ID}) a server needs and the captured environment does not
+	// hold yet. Nil: such inputs stay unset and the daemon reports them.
+	Ask func(config.Input) (string, error)
 }
 
 // Client talks to the daemon serving one directory. It is safe for
@@ -101,6 +105,7 @@ type Client struct {
 	socket    string
 	manager   service.Manager
 	wait      time.Duration
+	ask       func(config.Input) (string, error)
 	http      *http.Client
 
 	prepareOnce sync.Once
@@ -179,7 +184,7 @@ func New(opts Options) (*Client, error) {
 		wait = 10 * time.Second
 	}
 	c := &Client{dir: dir, getenv: getenv, lookupEnv: lookupEnv, cfg: cfg, key: key, paths: paths, socket: socket,
-		manager: opts.Manager, wait: wait}
+		manager: opts.Manager, wait: wait, ask: opts.Ask}
 	c.http = &http.Client{Transport: &http.Transport{
 		DialContext: c.dial,
 		// Each CLI invocation makes about one request; a fresh connection
@@ -321,6 +326,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		if body != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
+		req.Header.Set(api.HeaderConfigStamp, c.cfg.Stamp)
 		resp, err = c.http.Do(req)
 		if err == nil {
 			break

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
@@ -28,8 +29,56 @@ func (c *Client) writeRecords() error {
 	if err := c.writeKeyRecord(); err != nil {
 		return err
 	}
-	if _, err := config.WriteEnvFile(c.paths.EnvFile(c.key), config.CaptureEnvFrom(c.cfg, c.lookupEnv)); err != nil {
+	env := config.CaptureEnvFrom(c.cfg, c.lookupEnv)
+	if err := c.inputs(env); err != nil {
+		return err
+	}
+	if _, err := config.WriteEnvFile(c.paths.EnvFile(c.key), env); err != nil {
 		return fmt.Errorf("prepare daemon %s: %w", c.key, err)
+	}
+	return nil
+}
+
+// inputs adds the VS Code inputs (${input:ID}) the runnable servers use:
+// the value the captured environment already holds (asked once, kept on the
+// runtime tmpfs like every captured value), else the answer to Ask. An
+// input nobody answers stays unset; the daemon then refuses only the
+// servers that need it, naming the input.
+func (c *Client) inputs(env map[string]string) error {
+	var old map[string]string
+	for _, name := range c.cfg.Names() {
+		s := c.cfg.Servers[name]
+		if s.Untrusted != "" || s.Problem != "" {
+			continue
+		}
+		for _, v := range s.Vars() {
+			id, ok := strings.CutPrefix(v, "input:")
+			if !ok {
+				continue
+			}
+			if _, done := env[v]; done {
+				continue
+			}
+			if old == nil {
+				old, _ = config.ReadEnvFile(c.paths.EnvFile(c.key))
+			}
+			if val, ok := old[v]; ok {
+				env[v] = val
+				continue
+			}
+			if c.ask == nil {
+				continue
+			}
+			in, ok := c.cfg.Inputs[id]
+			if !ok {
+				in = config.Input{ID: id}
+			}
+			val, err := c.ask(in)
+			if err != nil {
+				return fmt.Errorf("input %s for server %s: %w", id, name, err)
+			}
+			env[v] = val
+		}
 	}
 	return nil
 }
@@ -40,7 +89,17 @@ func (c *Client) writeRecords() error {
 // "" counts as set.
 func CheckVars(cfg *config.Config, lookup func(string) (string, bool)) error {
 	for _, name := range cfg.Names() {
-		if _, err := cfg.Servers[name].Expand(lookup); err != nil {
+		s := cfg.Servers[name]
+		if s.Untrusted != "" || s.Problem != "" {
+			continue // never started: its variables do not matter
+		}
+		inputs := func(k string) (string, bool) {
+			if strings.HasPrefix(k, "input:") {
+				return "", true // asked for when the server starts
+			}
+			return lookup(k)
+		}
+		if _, err := s.Expand(inputs); err != nil {
 			return &ConfigError{err}
 		}
 	}

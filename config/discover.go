@@ -1,19 +1,23 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/mcpx-dev/mcpx/config/hosts"
 )
 
 // Getenv looks up a variable; os.Getenv-shaped so tests can inject one.
 type Getenv func(string) string
-
-// projectFiles are looked for in every directory from the working directory
-// up to /, in this order.
-var projectFiles = []string{".mcpx.json", filepath.Join(".mcpx", "config.json"), ".mcp.json"}
 
 // ErrNoConfigFile is MCPX_CONFIG naming a file that does not exist (wrapped
 // together with fs.ErrNotExist).
@@ -24,13 +28,21 @@ var ErrNoConfigFile = errors.New("config file not found")
 //
 //  1. MCPX_CONFIG set (via getenv): exactly that file, which must exist; a
 //     relative value is taken relative to dir.
-//  2. From dir up to /: .mcpx.json, .mcpx/config.json, .mcp.json in each
-//     directory; every readable regular file is a source.
-//  3. $XDG_CONFIG_HOME/mcpx/config.json (default ~/.config/mcpx/config.json).
+//  2. From dir up to /: in each directory mcpx's own .mcpx.json and
+//     .mcpx/config.json, Claude Code's .mcp.json, then the other hosts'
+//     project files (.cursor/mcp.json, .vscode/mcp.json,
+//     .gemini/settings.json, opencode.json[c], .codex/config.toml,
+//     .zed/settings.json); every readable regular file is a source.
+//  3. $XDG_CONFIG_HOME/mcpx/config.json (default ~/.config/mcpx/config.json),
+//     then every host's user-level files (package hosts). Claude Code's
+//     ~/.claude.json contributes, before its user scope, the local scope of
+//     each project directory at or above dir, nearest first, as the source
+//     "~/.claude.json#<project dir>".
 //
-// dir itself is resolved through symlinks first, so a directory reached
-// through a link has the same sources (and DaemonKey) as its target. An empty
-// result means "use the built-in default".
+// The "hosts" list of the user config file limits which hosts' files are
+// read (default all). dir itself is resolved through symlinks first, so a
+// directory reached through a link has the same sources (and DaemonKey) as
+// its target. An empty result means "use the built-in default".
 func Discover(dir string, getenv Getenv) ([]string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -50,6 +62,12 @@ func Discover(dir string, getenv Getenv) ([]string, error) {
 		}
 		return []string{p}, nil
 	}
+	env := hostEnv(getenv)
+	userCfg := filepath.Join(env.ConfigHome, "mcpx", "config.json")
+	enabled, err := enabledHosts(userCfg)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
 	seen := map[string]bool{}
 	add := func(candidate string) {
@@ -58,18 +76,87 @@ func Discover(dir string, getenv Getenv) ([]string, error) {
 			out = append(out, p)
 		}
 	}
+	project := hosts.ProjectFiles(enabled)
 	for d := real; ; d = filepath.Dir(d) {
-		for _, name := range projectFiles {
-			add(filepath.Join(d, name))
+		for _, nf := range project {
+			add(filepath.Join(d, nf.Path))
 		}
 		if d == filepath.Dir(d) {
 			break
 		}
 	}
-	if cfg, err := userConfigDir(getenv); err == nil {
-		add(filepath.Join(cfg, "config.json"))
+	add(userCfg)
+	for _, nf := range hosts.UserFilesAll(env, enabled) {
+		if nf.Host.Name == "mcpx" {
+			continue
+		}
+		if p, ok := readableFile(nf.Path); ok && nf.Host.Name == "claude-code" && !seen[p] {
+			// Claude Code keys projects by the directory it ran in,
+			// which may be reached through a symlink.
+			scopes := claudeScopes(p, abs)
+			if abs != real {
+				scopes = append(scopes, claudeScopes(p, real)...)
+			}
+			for _, scope := range scopes {
+				if !seen[p+"#"+scope] {
+					seen[p+"#"+scope] = true
+					out = append(out, p+"#"+scope)
+				}
+			}
+		}
+		add(nf.Path)
 	}
 	return out, nil
+}
+
+// claudeScopes reads ~/.claude.json for the project directories whose
+// local scope applies in dir. An unreadable file has none (Load reports it).
+func claudeScopes(path, dir string) []string {
+	doc, err := readHostDoc(path, hosts.JSON)
+	if err != nil {
+		return nil
+	}
+	return hosts.ClaudeScopes(doc, dir)
+}
+
+// hostEnv is the hosts' view of the environment.
+func hostEnv(getenv Getenv) hosts.Env {
+	home := getenv("HOME")
+	if !filepath.IsAbs(home) {
+		if h, err := os.UserHomeDir(); err == nil {
+			home = h
+		}
+	}
+	return hosts.NewEnv(getenv, filepath.Clean(home), runtime.GOOS)
+}
+
+// enabledHosts reads the "hosts" list of the user config file: which hosts'
+// files mcpx reads (nil: all). mcpx's own files are always read.
+func enabledHosts(userCfg string) (func(*hosts.Host) bool, error) {
+	b, err := ReadFile(userCfg)
+	if err != nil {
+		return nil, nil // a missing or unreadable file: Load reports it
+	}
+	d, err := parseJSONC(userCfg, b)
+	if err != nil {
+		return nil, nil // Load reports the syntax error
+	}
+	for _, m := range d.root.members {
+		if m.name != "hosts" || isNull(d, m.val) {
+			continue
+		}
+		names, err := d.strList(m.val, "", "hosts")
+		if err != nil {
+			return nil, err
+		}
+		for i, n := range names {
+			if hosts.ByName(n) == nil {
+				return nil, d.notAccepted(m.val.elems[i], "", "hosts", n, hosts.Names())
+			}
+		}
+		return func(h *hosts.Host) bool { return h.Name == "mcpx" || slices.Contains(names, h.Name) }, nil
+	}
+	return nil, nil
 }
 
 // userConfigDir is $XDG_CONFIG_HOME/mcpx, or ~/.config/mcpx.
@@ -89,13 +176,14 @@ func userConfigDir(getenv Getenv) (string, error) {
 }
 
 // readableFile resolves p through symlinks and reports whether it is a
-// regular file this process can open.
+// regular file this process can open. The open is non-blocking, so a FIFO
+// never hangs discovery.
 func readableFile(p string) (string, bool) {
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		return "", false
 	}
-	f, err := os.Open(real)
+	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", false
 	}
@@ -107,11 +195,102 @@ func readableFile(p string) (string, bool) {
 	return real, true
 }
 
-// LoadDir is Discover + Load.
+// splitSource separates a source's file from its fragment (Claude Code's
+// project scope).
+func splitSource(src string) (file, scope string) {
+	file, scope, _ = strings.Cut(src, "#")
+	return file, scope
+}
+
+// LoadDir is Discover + Load, with getenv's HOME and XDG directories.
 func LoadDir(dir string, getenv Getenv, self string) (*Config, error) {
 	sources, err := Discover(dir, getenv)
 	if err != nil {
 		return nil, err
 	}
-	return Load(sources, self)
+	return LoadWith(sources, LoadOptions{Self: self, Getenv: getenv})
 }
+
+// readHostDoc decodes a host's file: JSONC or TOML into a generic document.
+// Errors are *ParseError with file:line:col.
+func readHostDoc(path string, format hosts.Format) (map[string]any, error) {
+	limit := int64(MaxConfigSize)
+	if filepath.Base(path) == ".claude.json" {
+		limit = maxClaudeStateSize
+	}
+	b, err := readFileMax(path, limit)
+	if err != nil {
+		return nil, err
+	}
+	return decodeHostDoc(path, b, format)
+}
+
+// docMemo keeps the last few decoded host documents by content digest, so
+// a large ~/.claude.json read by Discover (its project scopes), by Load (the
+// user scope, each local scope) and for Claude's approvals is decoded once
+// per process. Readers never modify a document.
+var docMemo struct {
+	sync.Mutex
+	keys []string
+	docs map[string]map[string]any
+}
+
+const docMemoSize = 4
+
+func decodeHostDoc(path string, b []byte, format hosts.Format) (map[string]any, error) {
+	key := fmt.Sprintf("%d:%s:%s", format, path, Digest(b))
+	docMemo.Lock()
+	doc, ok := docMemo.docs[key]
+	docMemo.Unlock()
+	if ok {
+		return doc, nil
+	}
+	doc, err := decodeHostDocUncached(path, b, format)
+	if err != nil {
+		return nil, err
+	}
+	docMemo.Lock()
+	defer docMemo.Unlock()
+	if docMemo.docs == nil {
+		docMemo.docs = map[string]map[string]any{}
+	}
+	if _, ok := docMemo.docs[key]; !ok {
+		docMemo.docs[key] = doc
+		docMemo.keys = append(docMemo.keys, key)
+		if len(docMemo.keys) > docMemoSize {
+			delete(docMemo.docs, docMemo.keys[0])
+			docMemo.keys = docMemo.keys[1:]
+		}
+	}
+	return doc, nil
+}
+
+func decodeHostDocUncached(path string, b []byte, format hosts.Format) (map[string]any, error) {
+	if format == hosts.TOML {
+		return decodeTOML(path, b)
+	}
+	d, err := parseJSONC(path, b)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(d.clean, &doc); err != nil {
+		return nil, d.syntaxError(err)
+	}
+	return doc, nil
+}
+
+// UserConfigFile is mcpx's own user-level file,
+// $XDG_CONFIG_HOME/mcpx/config.json (default ~/.config/mcpx/config.json).
+func UserConfigFile(getenv Getenv) string {
+	return filepath.Join(hostEnv(getenv).ConfigHome, "mcpx", "config.json")
+}
+
+// SourceHost names the host whose file a source is ("mcpx" for mcpx's own
+// format).
+func SourceHost(source string, getenv Getenv) string {
+	return hosts.Identify(source, hostEnv(getenv)).Name
+}
+
+// HostNames are the hosts mcpx reads, in order.
+func HostNames() []string { return hosts.Names() }

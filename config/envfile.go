@@ -9,15 +9,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
-// alwaysCaptured are passed to every daemon besides the referenced variables:
-// a service manager's PATH and HOME differ from the user's shell.
-var alwaysCaptured = []string{"PATH", "HOME", "LANG"}
-
 // CaptureEnv returns what a daemon needs from the caller's environment:
-// every variable the config references that is set plus PATH, HOME and LANG
-// when set. Nothing else of the caller leaks to servers. A Getenv cannot
+// every variable the config references that is set plus the base set
+// (BaseEnv) when set. Nothing else of the caller leaks to servers. A Getenv cannot
 // tell an empty variable from an unset one, so empty values are left out
 // (and a ${VAR} without default then counts as unset); CaptureEnvFrom with
 // os.LookupEnv keeps them.
@@ -32,7 +29,7 @@ func CaptureEnv(c *Config, getenv Getenv) map[string]string {
 // set and empty.
 func CaptureEnvFrom(c *Config, lookup func(string) (string, bool)) map[string]string {
 	env := map[string]string{}
-	for _, name := range append(c.Vars(), alwaysCaptured...) {
+	for _, name := range append(c.Vars(), BaseEnv...) {
 		if v, ok := lookup(name); ok {
 			env[name] = v
 		}
@@ -100,4 +97,35 @@ func ReadEnvFile(path string) (map[string]string, error) {
 		return nil, fmt.Errorf("read env file %s: %w", path, err)
 	}
 	return env, nil
+}
+
+// BaseEnv are the variables every stdio server gets from the caller's
+// environment besides the ones its own entry references (DESIGN §2): what a
+// program needs to find its tools, its home, its locale, its temporary
+// directory, its terminal, and the network (proxies and CA bundles).
+var BaseEnv = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "LANG",
+	"LC_ALL", "LC_ADDRESS", "LC_COLLATE", "LC_CTYPE", "LC_IDENTIFICATION", "LC_MEASUREMENT", "LC_MESSAGES",
+	"LC_MONETARY", "LC_NAME", "LC_NUMERIC", "LC_PAPER", "LC_TELEPHONE", "LC_TIME",
+	"TZ", "TMPDIR", "TERM",
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
+}
+
+// ServerEnv is the part of the captured environment server s may see: the
+// base set and the variables its own entry references. Its env block is
+// added on top by upstream.
+func ServerEnv(s *Server, captured map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, k := range BaseEnv {
+		if v, ok := captured[k]; ok {
+			out[k] = v
+		}
+	}
+	for _, k := range s.Vars() {
+		if v, ok := captured[k]; ok && !strings.HasPrefix(k, "input:") {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -64,7 +65,7 @@ func TestEnvFileRoundTrip(t *testing.T) {
 }
 
 func TestCaptureEnv(t *testing.T) {
-	c, err := loadString(t, `{"mcpServers": {"a": {"url": "https://h/${TOKEN}", "headers": {"X": "${UNSET}"}}, "b": {"command": "x", "env": {"K": "${OTHER:-d}"}}}}`)
+	c, err := loadStringAt(t, `{"mcpServers": {"a": {"url": "https://h/${TOKEN}", "headers": {"X": "${UNSET}"}}, "b": {"command": "x", "env": {"K": "${OTHER:-d}"}}}}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,5 +80,15 @@ func TestCaptureEnv(t *testing.T) {
 	})
 	if !reflect.DeepEqual(from, map[string]string{"TOKEN": "", "PATH": "/bin"}) {
 		t.Errorf("CaptureEnvFrom = %v", from)
+	}
+}
+
+func TestServerEnvIsTheServersOwn(t *testing.T) {
+	captured := map[string]string{"PATH": "/bin", "HTTPS_PROXY": "http://p", "no_proxy": "x", "A_TOKEN": "a", "B_TOKEN": "b", "input:k": "v"}
+	a := &Server{Name: "a", Command: "x", Env: map[string]string{"T": "${A_TOKEN}"}, Headers: map[string]string{"K": "${input:k}"}}
+	got := ServerEnv(a, captured)
+	want := map[string]string{"PATH": "/bin", "HTTPS_PROXY": "http://p", "no_proxy": "x", "A_TOKEN": "a"}
+	if !maps.Equal(got, want) {
+		t.Errorf("ServerEnv = %v, want %v", got, want)
 	}
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Error kinds, testable with errors.Is on the error Load returns.
@@ -46,5 +47,8 @@ type UnsetVarError struct {
 }
 
 func (e *UnsetVarError) Error() string {
+	if id, ok := strings.CutPrefix(e.Var, "input:"); ok {
+		return fmt.Sprintf("server %q needs the value of input %q (${input:%s}); run mcpx on a terminal to be asked for it", e.Server, id, id)
+	}
 	return fmt.Sprintf("server %q: environment variable %s is not set", e.Server, e.Var)
 }

@@ -13,10 +13,12 @@ import (
 //	${VAR}           the caller's VAR; unset is an *UnsetVarError
 //	${VAR:-default}  VAR when set and not empty, else default (no error)
 //	${env:VAR}       VS Code's spelling of ${VAR}
+//	${input:ID}      a VS Code input: asked of the user by the CLI and kept
+//	                 in the captured environment under "input:ID"
 //	$${              a literal "${" (the only escape; a lone $ is literal)
 //
-// VAR is [A-Za-z_][A-Za-z0-9_]*. Anything else after "${" (for example VS
-// Code's ${input:id}) is left as written.
+// VAR is [A-Za-z_][A-Za-z0-9_]*. Anything else after "${" is left as
+// written.
 
 // ref is one ${...} reference found in a string.
 type ref struct {
@@ -47,6 +49,11 @@ func scanRefs(s string) []ref {
 			break
 		}
 		body := s[i+2 : i+2+close]
+		if id, ok := strings.CutPrefix(body, "input:"); ok && validInputID(id) {
+			out = append(out, ref{start: i, end: i + 2 + close + 1, name: body})
+			i += 2 + close
+			continue
+		}
 		body = strings.TrimPrefix(body, "env:")
 		name, def, hasDef := strings.Cut(body, ":-")
 		if !validVarName(name) {
@@ -56,6 +63,19 @@ func scanRefs(s string) []ref {
 		i += 2 + close
 	}
 	return out
+}
+
+// validInputID is the ID of a VS Code input variable, ${input:ID}.
+func validInputID(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '_' || c == '-' || c == '.' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func validVarName(s string) bool {

@@ -10,24 +10,24 @@ import (
 func TestExpand(t *testing.T) {
 	root := tempRoot(t)
 	src := write(t, filepath.Join(root, ".mcpx.json"), `{"mcpServers": {
-		"s": {"command": "${BIN}/srv", "args": ["--token=${TOKEN}", "$HOME", "$${LITERAL}", "${input:x}", "${MISSING_OK:-dflt}", "${env:TOKEN}"],
+		"s": {"command": "${BIN}/srv", "args": ["--token=${TOKEN}", "$HOME", "$${LITERAL}", "${input:x}", "${command:y}", "${MISSING_OK:-dflt}", "${env:TOKEN}"],
 		      "env": {"A": "${TOKEN}", "B": "plain"}, "cwd": "sub/${SUB}"},
 		"h": {"url": "https://h/${TOKEN}", "headers": {"Authorization": "Bearer ${TOKEN}"}}
 	}}`)
-	c, err := Load([]string{src}, "/x")
+	c, err := loadTrusted(t, src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := c.Vars(), []string{"BIN", "MISSING_OK", "SUB", "TOKEN"}; !reflect.DeepEqual(got, want) {
+	if got, want := c.Vars(), []string{"BIN", "MISSING_OK", "SUB", "TOKEN", "input:x"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Vars = %q, want %q", got, want)
 	}
-	vars := map[string]string{"BIN": "/opt", "TOKEN": "t0k", "SUB": "d", "MISSING_OK": ""}
+	vars := map[string]string{"BIN": "/opt", "TOKEN": "t0k", "SUB": "d", "MISSING_OK": "", "input:x": "asked"}
 	lookup := func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
 	s, err := c.Servers["s"].Expand(lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"--token=t0k", "$HOME", "${LITERAL}", "${input:x}", "dflt", "t0k"}
+	want := []string{"--token=t0k", "$HOME", "${LITERAL}", "asked", "${command:y}", "dflt", "t0k"}
 	if s.Command != "/opt/srv" || !reflect.DeepEqual(s.Args, want) || s.Env["A"] != "t0k" || s.Env["B"] != "plain" ||
 		s.Cwd != filepath.Join(root, "sub", "d") {
 		t.Errorf("expanded = %+v", s)

@@ -37,3 +37,21 @@ func loadString(t *testing.T, content string) (*Config, error) {
 	t.Helper()
 	return Load([]string{write(t, filepath.Join(tempRoot(t), ".mcpx.json"), content)}, "/usr/bin/mcpx")
 }
+
+// loadTrusted trusts the sources in a fresh trust store and loads them.
+func loadTrusted(t *testing.T, sources ...string) (*Config, error) {
+	t.Helper()
+	store := TrustStoreAt(t.TempDir())
+	for _, s := range sources {
+		if _, err := store.TrustFile(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return LoadWith(sources, LoadOptions{Self: "/usr/bin/mcpx", Trust: store})
+}
+
+// loadStringAt writes content to a trusted file and loads it.
+func loadStringAt(t *testing.T, content string) (*Config, error) {
+	t.Helper()
+	return loadTrusted(t, write(t, filepath.Join(tempRoot(t), ".mcpx.json"), content))
+}

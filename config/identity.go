@@ -118,10 +118,15 @@ func (s *Server) raw() json.RawMessage {
 // Names returns the server names, sorted.
 func (c *Config) Names() []string { return slices.Sorted(maps.Keys(c.Servers)) }
 
-// Vars returns every ${VAR} the config references, sorted, deduplicated.
+// Vars returns every ${VAR} the config's servers reference, sorted,
+// deduplicated. Servers that may not start (untrusted, unusable) are left
+// out: nothing of the caller's environment is captured for them.
 func (c *Config) Vars() []string {
 	var out []string
 	for _, s := range c.Servers {
+		if s.Untrusted != "" || s.Problem != "" {
+			continue
+		}
 		out = append(out, s.Vars()...)
 	}
 	slices.Sort(out)

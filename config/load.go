@@ -1,11 +1,18 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+
+	"github.com/mcpx-dev/mcpx/config/hosts"
 )
 
 // DefaultMax is the built-in cap on instances per server pool.
@@ -157,6 +164,7 @@ func (l optLayer) over(o Options) Options {
 type entry struct {
 	server *Server
 	layer  optLayer
+	source string // the source key that defined it (set by Load)
 }
 
 // file is what one source contributes.
@@ -166,13 +174,41 @@ type file struct {
 	warnings []string
 }
 
-// Load reads and merges the sources (nearest first). With no sources it
+// LoadOptions are what Load needs besides the sources.
+type LoadOptions struct {
+	// Self is the absolute path of the mcpx binary (the built-in demo).
+	Self string
+	// Getenv is the environment for HOME and the XDG directories (which
+	// files are user-level, where the trust store is); nil: os.Getenv.
+	Getenv Getenv
+	// Trust is the trust store; nil: the one under $XDG_STATE_HOME/mcpx.
+	Trust *TrustStore
+}
+
+// Load is LoadWith with the process's environment.
+func Load(sources []string, self string) (*Config, error) {
+	return LoadWith(sources, LoadOptions{Self: self})
+}
+
+// LoadWith reads and merges the sources (nearest first). With no sources it
 // returns the built-in default (see Builtin). Each source is resolved
 // through symlinks, so Config.Sources always holds resolved paths.
 //
+// Each source is read by its host's reader (package hosts): mcpx's own
+// format (.mcpx.json, .mcpx/config.json, .mcp.json, the user config.json,
+// any file no host claims) strictly, every other host's file leniently: a
+// host file that does not parse is a warning and loses only its own
+// servers, an entry mcpx cannot use is listed with its Problem and its
+// siblings load.
+//
+// Trust: servers from a project-level file (not a user-level file of any
+// host) carry Untrusted unless the file's current content is in the trust
+// store (or Claude Code's approval in ~/.claude.json covers a .mcp.json
+// server); top-level mcpx blocks of untrusted files are not applied.
+//
 // Merging: the nearest file that defines a server name supplies the whole
-// entry; an entry with "mcpx": {"disabled": true} (or opencode's
-// "enabled": false) removes the name, inherited definitions included.
+// entry; an entry with "mcpx": {"disabled": true} (or a host's own disabled
+// or enabled: false) removes the name, inherited definitions included.
 // Top-level `mcpx` blocks merge per key, nearer first. A server's effective
 // Options are its own block over the merged top-level block over the
 // built-in defaults.
@@ -182,39 +218,137 @@ type file struct {
 // and an unknown key inside any `mcpx` block; errors.Is tells the kind
 // (ErrSyntax, ErrType, ErrInvalidValue, ErrUnknownKey). Unknown keys in a
 // server entry are only warnings (Config.Warnings).
-func Load(sources []string, self string) (*Config, error) {
+func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 	if len(sources) == 0 {
-		return Builtin(self), nil
+		return Builtin(opts.Self), nil
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	trust := opts.Trust
+	if trust == nil {
+		trust = TrustStoreAt(stateDir(getenv))
+	}
+	env := hostEnv(getenv)
+	userFiles := map[string]bool{}
+	for _, nf := range hosts.UserFilesAll(env, nil) {
+		if real, err := filepath.EvalSymlinks(nf.Path); err == nil {
+			userFiles[real] = true
+		}
 	}
 	c := &Config{Servers: map[string]*Server{}}
 	var top optLayer
 	won := map[string]entry{}
+	stamp := sha256.New()
+	var claude map[string]any // ~/.claude.json, for approvals
+	claudeRead := false
 	for _, src := range sources {
-		abs, err := filepath.Abs(src)
+		name, scope := splitSource(src)
+		abs, err := filepath.Abs(name)
 		if err == nil {
 			abs, err = filepath.EvalSymlinks(abs)
 		}
+		host := hosts.Identify(abs, env)
 		if err != nil {
-			return nil, fmt.Errorf("read config %s: %w", src, err)
+			if host.Format(name) == hosts.MCPX {
+				return nil, fmt.Errorf("read config %s: %w", src, err)
+			}
+			abs = name
 		}
-		if slices.Contains(c.Sources, abs) {
+		key := abs
+		if scope != "" {
+			key = abs + "#" + scope
+		}
+		if slices.Contains(c.Sources, key) {
 			continue
 		}
-		b, err := os.ReadFile(abs)
-		if err != nil {
-			return nil, fmt.Errorf("read config %s: %w", abs, err)
+		c.Sources = append(c.Sources, key)
+		info := Source{Path: key, Host: host.Name, Level: hosts.Project.String()}
+		if userFiles[abs] || scope != "" {
+			info.Level = hosts.User.String()
 		}
-		f, err := parseFile(abs, b)
-		if err != nil {
-			return nil, err
+		limit := int64(MaxConfigSize)
+		if filepath.Base(abs) == ".claude.json" {
+			limit = maxClaudeStateSize
 		}
-		c.Sources = append(c.Sources, abs)
-		c.Warnings = append(c.Warnings, f.warnings...)
-		top.under(f.top)
-		for name, e := range f.entries {
-			if _, nearer := won[name]; !nearer {
-				won[name] = e
+		var (
+			b  []byte
+			fi fs.FileInfo
+		)
+		if err == nil {
+			b, fi, err = readConfig(abs, limit)
+		}
+		if err != nil {
+			if host.Format(abs) == hosts.MCPX {
+				return nil, fmt.Errorf("read config %s: %w", abs, err)
 			}
+			info.Error = err.Error()
+			c.Files = append(c.Files, info)
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s (%s): not read: %v", key, host.Title, err))
+			fmt.Fprintf(stamp, "%s\x00unreadable\x00", key)
+			continue
+		}
+		switch {
+		case info.Level == hosts.User.String():
+			if err := checkOwner(abs, fi); err != nil {
+				info.Why = sentence(err)
+			} else {
+				info.Trusted = true
+			}
+		default:
+			info.Why = projectVerdict(trust, abs, fi, b)
+			info.Trusted = info.Why == ""
+		}
+		fmt.Fprintf(stamp, "%s\x00%s\x00%t\x00%s\x00", key, Digest(b), info.Trusted, info.Why)
+		var f *file
+		if host.Format(abs) == hosts.MCPX {
+			if f, err = parseFile(abs, b); err != nil {
+				return nil, err
+			}
+			for _, e := range f.entries {
+				e.server.Host = host.Name
+			}
+		} else {
+			doc, err := decodeHostDoc(abs, b, host.Format(abs))
+			if err != nil {
+				info.Error = err.Error()
+				c.Files = append(c.Files, info)
+				c.Warnings = append(c.Warnings, fmt.Sprintf("%s (%s): not read: %v", key, host.Title, err))
+				continue
+			}
+			ctx := &hosts.Context{Path: abs, Scope: scope, Home: env.Home}
+			if info.Level == hosts.Project.String() {
+				ctx.Level, ctx.Root = hosts.Project, projectRoot(abs, host)
+			} else {
+				ctx.Level = hosts.User
+			}
+			f = hostFile(host, host.Read(doc, ctx), abs, key, c)
+		}
+		c.Files = append(c.Files, info)
+		c.Warnings = append(c.Warnings, f.warnings...)
+		if info.Trusted {
+			top.under(f.top)
+		}
+		approval := hosts.ClaudeApproval{}
+		if !info.Trusted && host.Name == "claude-code" && filepath.Base(abs) == ".mcp.json" && CheckTrustable(abs, fi) == nil {
+			if !claudeRead {
+				claudeRead = true
+				claude, _ = readHostDoc(filepath.Join(env.Home, ".claude.json"), hosts.JSON)
+			}
+			approval = hosts.ClaudeApprovalOf(claude, filepath.Dir(abs))
+		}
+		for _, name := range slices.Sorted(maps.Keys(f.entries)) {
+			e := f.entries[name]
+			if prev, nearer := won[name]; nearer {
+				c.Shadowed = append(c.Shadowed, Shadow{Name: name, Source: key, By: prev.source})
+				continue
+			}
+			e.source = key
+			if !info.Trusted && !approval.Approved(name) {
+				e.server.Untrusted = info.Why
+			}
+			won[name] = e
 		}
 	}
 	s := builtinSettings()
@@ -224,12 +358,64 @@ func Load(sources []string, self string) (*Config, error) {
 	s.Defaults = top.over(s.Defaults)
 	s.Policy = s.Defaults.Policy
 	c.Settings = s
-	for name, e := range won {
+	for _, name := range slices.Sorted(maps.Keys(won)) {
+		e := won[name]
 		if e.layer.disabled != nil && *e.layer.disabled {
 			continue
 		}
 		e.server.Options = e.layer.over(s.Defaults)
 		c.Servers[name] = e.server
+		fmt.Fprintf(stamp, "%s\x00%s\x00%s\x00", name, e.server.Untrusted, e.server.Problem)
 	}
+	c.Stamp = hex.EncodeToString(stamp.Sum(nil))[:32]
 	return c, nil
+}
+
+// projectVerdict says why servers of a project-level file may not start
+// (one sentence naming `mcpx trust`), or "" when the user trusted exactly
+// this content.
+func projectVerdict(trust *TrustStore, path string, fi fs.FileInfo, content []byte) string {
+	if err := CheckTrustable(path, fi); err != nil {
+		return sentence(err) + " mcpx never trusts such a file."
+	}
+	rec, ok, err := trust.Lookup(path)
+	switch {
+	case err != nil:
+		return sentence(err) + fmt.Sprintf(" Run `mcpx trust %s` to record it again.", path)
+	case !ok:
+		return fmt.Sprintf("%s is not trusted yet: read it, then run `mcpx trust %s`.", path, path)
+	case rec.SHA256 != Digest(content):
+		return fmt.Sprintf("%s changed since you trusted it: read it, then run `mcpx trust %s`.", path, path)
+	}
+	return ""
+}
+
+// sentence is err's text ending in a period, without the wrapped kind.
+func sentence(err error) string {
+	s := err.Error()
+	s = strings.TrimSuffix(s, ": "+ErrUntrustable.Error())
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
+}
+
+// projectRoot is the workspace folder of a project-level host file: the
+// directory the walk found it in (the parent of .vscode, .cursor, ...).
+func projectRoot(path string, h *hosts.Host) string {
+	for _, p := range h.Project {
+		if strings.HasSuffix(path, string(filepath.Separator)+p) {
+			return strings.TrimSuffix(path, string(filepath.Separator)+p)
+		}
+	}
+	return filepath.Dir(path)
+}
+
+// stateDir is $XDG_STATE_HOME/mcpx (default ~/.local/state/mcpx), as
+// DefaultPaths computes it, without creating anything.
+func stateDir(getenv Getenv) string {
+	if v := getenv("XDG_STATE_HOME"); filepath.IsAbs(v) {
+		return filepath.Join(filepath.Clean(v), "mcpx")
+	}
+	return filepath.Join(hostEnv(getenv).Home, ".local", "state", "mcpx")
 }

@@ -133,7 +133,7 @@ func TestLoadMerge(t *testing.T) {
 		"mcpx": {"sharing": "shared", "scope": "session", "idleExit": 60, "cache": {"maxBytes": "2MiB", "maxAge": "9d"},
 		         "policy": {"unannotated": "confirm"}, "callTimeout": "1m"}
 	}`)
-	c, err := Load([]string{near, far}, "/usr/bin/mcpx")
+	c, err := loadTrusted(t, near, far)
 	if err != nil {
 		t.Fatal(err)
 	}

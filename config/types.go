@@ -127,6 +127,17 @@ type Server struct {
 	// Raw is the entry exactly as written in Source; the hashes are
 	// computed from it.
 	Raw json.RawMessage `json:"-"`
+	// Host is the MCP host whose file defined the server ("mcpx" for
+	// mcpx's own format, "" for the built-in one).
+	Host string `json:"-"`
+	// Problem, when set, is why mcpx cannot use the entry (one sentence
+	// without the server's name); the server is listed but never started.
+	Problem string `json:"-"`
+	// Untrusted, when set, is why the server may not start: its project
+	// file is not trusted (one sentence naming `mcpx trust`).
+	Untrusted string `json:"-"`
+	// Ignored are keys of the host's entry mcpx does not use.
+	Ignored []string `json:"-"`
 }
 
 // CacheSettings bound the content-addressed store.
@@ -160,6 +171,45 @@ type Config struct {
 	// Warnings are non-fatal findings (unknown server keys, ...), one
 	// sentence each, naming file:line:col where known.
 	Warnings []string
+	// Files describes each source: its host, level and trust.
+	Files []Source
+	// Shadowed are the definitions a nearer one replaced.
+	Shadowed []Shadow
+	// Inputs are the VS Code input variables (${input:ID}) by ID.
+	Inputs map[string]Input
+	// Stamp is a digest of everything the configuration was loaded from:
+	// every source's content and every trust verdict. Two loads with the
+	// same stamp give the same configuration.
+	Stamp string
+}
+
+// Source is one config file (Sources[i]) as Load found it.
+type Source struct {
+	Path  string `json:"path"`
+	Host  string `json:"host"`
+	Level string `json:"level"` // "project" or "user"
+	// Trusted says whether servers from the file may start; Why says why
+	// not.
+	Trusted bool   `json:"trusted"`
+	Why     string `json:"why,omitempty"`
+	// Error is set when a host's file could not be read or parsed (its
+	// servers are missing; mcpx's own files stop the load instead).
+	Error string `json:"error,omitempty"`
+}
+
+// Shadow is a server definition replaced by a nearer one of the same name.
+type Shadow struct {
+	Name string `json:"name"`
+	// Source is the file whose definition lost; By the one that won.
+	Source string `json:"source"`
+	By     string `json:"by"`
+}
+
+// Input is a VS Code input variable: mcpx asks for it on a terminal.
+type Input struct {
+	ID          string `json:"id"`
+	Description string `json:"description,omitempty"`
+	Password    bool   `json:"password,omitempty"`
 }
 
 // Built-in defaults.

@@ -43,6 +43,9 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := runnable(s); err != nil {
+		return err
+	}
 	if !s.Options.ToolAllowed(req.Tool) {
 		_, err := findTool(s.Name, req.Tool, tools(s, d.snapshot(st, s.Name)))
 		return err

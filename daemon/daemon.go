@@ -44,17 +44,15 @@ type Options struct {
 	// Log receives the daemon's log lines (nil: os.Stderr).
 	Log io.Writer
 	// Reload, when it receives, reloads the config (Main sends on SIGHUP).
+	// Otherwise the config is reloaded when a request's config stamp
+	// differs from the loaded one (reload.go).
 	Reload <-chan struct{}
-	// WatchInterval is how often the config sources are stat-checked for
-	// changes (0: 2s).
-	WatchInterval time.Duration
 	// ShutdownGrace bounds how long calls in flight may finish on exit
 	// (0: 10s).
 	ShutdownGrace time.Duration
 }
 
 const (
-	defaultWatchInterval = 2 * time.Second
 	defaultShutdownGrace = 10 * time.Second
 	// maxBody bounds every request body.
 	maxBody = 4 << 20
@@ -77,7 +75,12 @@ type daemon struct {
 	socket  string
 	started time.Time
 
-	state atomic.Pointer[state]
+	state    atomic.Pointer[state]
+	reloadMu sync.Mutex // one reload at a time; guards unreached*
+	// unreached is a client stamp a reload of state unreachedAt did not
+	// produce (see freshen).
+	unreached   string
+	unreachedAt *state
 
 	calls      atomic.Int64
 	inflight   atomic.Int64
@@ -115,9 +118,6 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	}
 	if opts.Log == nil {
 		opts.Log = os.Stderr
-	}
-	if opts.WatchInterval <= 0 {
-		opts.WatchInterval = defaultWatchInterval
 	}
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = defaultShutdownGrace

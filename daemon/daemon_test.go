@@ -97,15 +97,23 @@ func (w *world) writeConfig(cfgJSON string) {
 	if err := os.WriteFile(w.cfgPath, []byte(cfgJSON), 0o644); err != nil {
 		w.t.Fatal(err)
 	}
+	// The project file is the user's own: trusted, as `mcpx trust` would.
+	if _, err := config.TrustStoreAt(w.paths.State).TrustFile(w.cfgPath); err != nil {
+		w.t.Fatal(err)
+	}
 }
 
 func (w *world) config() *config.Config {
 	w.t.Helper()
-	cfg, err := config.Load([]string{w.cfgPath}, fixtureBin)
+	cfg, err := w.load()
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	return cfg
+}
+
+func (w *world) load() (*config.Config, error) {
+	return config.LoadWith([]string{w.cfgPath}, config.LoadOptions{Self: fixtureBin, Getenv: w.getenv})
 }
 
 // daemon is one Run in a goroutine and a client for it.
@@ -151,7 +159,7 @@ func (w *world) start(opts ...runOpt) *testDaemon {
 	d := &testDaemon{t: w.t, w: w, key: key, sock: sock, done: make(chan error, 1), logs: &syncBuffer{}}
 	o := Options{
 		Key: key, Config: cfg, Paths: w.paths, Manager: "direct", Self: fixtureBin,
-		Getenv: w.getenv, Log: d.logs, WatchInterval: 20 * time.Millisecond, ShutdownGrace: 5 * time.Second,
+		Getenv: w.getenv, Log: d.logs, ShutdownGrace: 5 * time.Second,
 	}
 	for _, f := range opts {
 		f(&o)
@@ -205,6 +213,13 @@ func (d *testDaemon) do(method, path string, body any, out any) (int, *api.Error
 	if err != nil {
 		d.t.Fatal(err)
 	}
+	// As a client does: the stamp of the config it loads now (a config
+	// that does not load sends one no daemon holds).
+	stamp := "unloadable"
+	if cfg, err := d.w.load(); err == nil {
+		stamp = cfg.Stamp
+	}
+	req.Header.Set(api.HeaderConfigStamp, stamp)
 	resp, err := d.http.Do(req)
 	if err != nil {
 		d.t.Fatalf("%s %s: %v\nlog:\n%s", method, path, err, d.logs.String())
@@ -289,3 +304,21 @@ func q(v string) string { return url.QueryEscape(v) }
 type syncBuffer = testkit.SyncBuffer
 
 var errTestPeer = errors.New("no credentials")
+
+// doNoStamp is a GET without a config stamp (a client that does not
+// send one): the daemon answers from the config it holds.
+func (d *testDaemon) doNoStamp(method, path string, out any) (int, error) {
+	req, err := http.NewRequest(method, "http://mcpx"+path, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := d.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return resp.StatusCode, nil
+	}
+	return resp.StatusCode, json.NewDecoder(resp.Body).Decode(out)
+}

@@ -104,7 +104,6 @@ func TestReloadKeepsUnchangedPools(t *testing.T) {
 
 	// A config that does not parse keeps the old one.
 	w.writeConfig(`{"mcpServers": {`)
-	time.Sleep(100 * time.Millisecond) // several watch intervals; the assertion is that nothing changes
 	if nss := d.namespaces(); len(nss) != 3 {
 		t.Errorf("broken config replaced the old one: %v", nss)
 	}
@@ -116,10 +115,14 @@ func TestReloadKeepsUnchangedPools(t *testing.T) {
 func TestReloadOnSignalChannel(t *testing.T) {
 	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@"}}}`)
 	reload := make(chan struct{})
-	d := w.start(func(o *Options) { o.Reload = reload; o.WatchInterval = time.Hour })
+	d := w.start(func(o *Options) { o.Reload = reload })
 	w.writeConfig(`{"mcpServers": {"a": {"command": "@FIXTURE@"}, "b": {"command": "@FIXTURE@", "args": ["x"]}}}`)
 	reload <- struct{}{}
-	eventually(t, "reload on signal", func() bool { return len(d.namespaces()) == 2 })
+	eventually(t, "reload on signal", func() bool {
+		var nss api.NamespacesResponse
+		st, _ := d.doNoStamp(http.MethodGet, api.PathNamespaces, &nss)
+		return st == http.StatusOK && len(nss.Namespaces) == 2
+	})
 }
 
 func TestIdleExit(t *testing.T) {
@@ -455,5 +458,42 @@ func TestServersGetTheCapturedEnvironmentOnly(t *testing.T) {
 	}
 	if got := env("FROM_VAR"); got != "captured-2" {
 		t.Errorf("after the env file changed, ${TEST_TOKEN} = %q", got)
+	}
+}
+
+// The daemon itself refuses the servers of an untrusted project file
+// (nothing a client does can start them) and lists them as untrusted.
+func TestDaemonEnforcesTrust(t *testing.T) {
+	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@"}}}`)
+	if _, err := config.TrustStoreAt(w.paths.State).Untrust(w.cfgPath); err != nil {
+		t.Fatal(err)
+	}
+	d := w.start()
+	for _, req := range []struct{ method, path string }{
+		{http.MethodGet, api.PathSchema + "?ns=a"},
+		{http.MethodPost, api.PathRefresh},
+	} {
+		var body any
+		if req.method == http.MethodPost {
+			body = api.RefreshRequest{Namespace: "a"}
+		}
+		status, e := d.do(req.method, req.path, body, nil)
+		if status != http.StatusForbidden || e == nil || e.Code != api.CodeUntrusted {
+			t.Errorf("%s %s: %d %+v", req.method, req.path, status, e)
+		}
+	}
+	status, _, e := d.call("a", "echo", `{"text": "x"}`, true)
+	if status != http.StatusForbidden || e == nil || e.Code != api.CodeUntrusted {
+		t.Fatalf("call: %d %+v", status, e)
+	}
+	if ns := d.namespaces()["a"]; ns.State != api.StateUntrusted || ns.Live != 0 {
+		t.Errorf("namespace: %+v", ns)
+	}
+	// Trusting it applies on the next request (the stamp changed).
+	if _, err := config.TrustStoreAt(w.paths.State).TrustFile(w.cfgPath); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, e := d.call("a", "echo", `{"text": "x"}`, true); status != http.StatusOK {
+		t.Fatalf("call after trust: %d %+v", status, e)
 	}
 }

@@ -50,6 +50,10 @@ func (d *daemon) namespace(st *state, name string, snap *cache.Snapshot) api.Nam
 		State:       api.StateUnread,
 	}
 	switch {
+	case s.Untrusted != "":
+		ns.State, ns.Error = api.StateUntrusted, s.Untrusted
+	case s.Problem != "":
+		ns.State, ns.Error = api.StateInvalid, s.Problem
 	case snap == nil:
 	case snap.Error != "":
 		ns.State, ns.Error = api.StateError, snap.Error
@@ -115,6 +119,11 @@ func (d *daemon) serveTools(w http.ResponseWriter, r *http.Request) error {
 
 // serveSchema answers GET /v1/schema?ns=[&tool=]: the full definitions.
 func (d *daemon) serveSchema(w http.ResponseWriter, r *http.Request) error {
+	if s, err := d.state.Load().server(r.URL.Query().Get("ns")); err == nil {
+		if err := runnable(s); err != nil {
+			return err
+		}
+	}
 	return d.serveToolList(w, r, r.URL.Query().Get("tool"))
 }
 
@@ -170,13 +179,20 @@ func (d *daemon) serveRefresh(w http.ResponseWriter, r *http.Request) error {
 	st := d.state.Load()
 	names := st.names
 	if req.Namespace != "" {
-		if _, err := st.server(req.Namespace); err != nil {
+		s, err := st.server(req.Namespace)
+		if err != nil {
+			return err
+		}
+		if err := runnable(s); err != nil {
 			return err
 		}
 		names = []string{req.Namespace}
 	}
 	var wg sync.WaitGroup
 	for _, name := range names {
+		if runnable(st.cfg.Servers[name]) != nil {
+			continue // listed with its state; never started
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -204,6 +220,9 @@ type flight struct {
 // failure, a snapshot recording the error and no timestamp). Concurrent
 // fetches of one server share one listing.
 func (d *daemon) fetch(ctx context.Context, st *state, name string) (*cache.Snapshot, error) {
+	if err := runnable(st.cfg.Servers[name]); err != nil {
+		return nil, err // no failed snapshot: the server was never asked
+	}
 	h := st.hashes[name]
 	d.flightMu.Lock()
 	if f, ok := d.flights[h]; ok {

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/mcpx-dev/mcpx/cache"
@@ -61,6 +63,9 @@ func (st *state) byHash(h config.ServerHash) (*config.Server, bool) {
 // definition. snap, when usable, supplies the protocol version that worked
 // last time.
 func (d *daemon) spec(st *state, s *config.Server, snap *cache.Snapshot) (upstream.Spec, error) {
+	if err := runnable(s); err != nil {
+		return upstream.Spec{}, err
+	}
 	env, err := d.env.get()
 	if err != nil {
 		return upstream.Spec{}, apiErr(500, api.CodeInternal, "%v", err)
@@ -69,21 +74,45 @@ func (d *daemon) spec(st *state, s *config.Server, snap *cache.Snapshot) (upstre
 	if err != nil {
 		var unset *config.UnsetVarError
 		if errors.As(err, &unset) {
-			e := apiErr(422, api.CodeUnsetVariable, "%v (export it in the shell that runs mcpx, then retry)", err)
+			hint := " (export it in the shell that runs mcpx, then retry)"
+			if strings.HasPrefix(unset.Var, "input:") {
+				hint = ""
+			}
+			e := apiErr(422, api.CodeUnsetVariable, "%v%s", err, hint)
 			e.body.Namespace = s.Name
 			return upstream.Spec{}, e
 		}
 		return upstream.Spec{}, apiErr(422, api.CodeConfig, "%v", err)
 	}
-	list := make([]string, 0, len(env))
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		list = append(list, k+"="+env[k])
+	// The server's environment: the base set and the variables its own
+	// entry references, never another server's (DESIGN §2).
+	own := config.ServerEnv(s, env)
+	list := make([]string, 0, len(own))
+	for _, k := range slices.Sorted(maps.Keys(own)) {
+		list = append(list, k+"="+own[k])
 	}
 	sp := upstream.Spec{Server: exp, Hash: st.hashes[s.Name], Env: list, EnvDigest: envDigest(exp)}
 	if snap != nil {
 		sp.ProtocolVersion = snap.ProtocolVersion
 	}
 	return sp, nil
+}
+
+// runnable refuses a server that may not start: one from a project file
+// the user has not trusted (403 untrusted, like the policy: the daemon
+// enforces it, so no client can skip it), or an entry mcpx cannot use.
+func runnable(s *config.Server) error {
+	switch {
+	case s.Untrusted != "":
+		e := apiErr(http.StatusForbidden, api.CodeUntrusted, "server %s is not allowed to start: %s", s.Name, s.Untrusted)
+		e.body.Namespace = s.Name
+		return e
+	case s.Problem != "":
+		e := apiErr(http.StatusUnprocessableEntity, api.CodeConfig, "server %s cannot be used: %s (%s)", s.Name, s.Problem, s.Source)
+		e.body.Namespace = s.Name
+		return e
+	}
+	return nil
 }
 
 // envDigest is the SHA-256 of the expanded definition's canonical JSON,

@@ -2,86 +2,76 @@ package daemon
 
 import (
 	"context"
-	"crypto/sha256"
-	"os"
-	"slices"
-	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
-	"github.com/mcpx-dev/mcpx/internal/filestamp"
 )
 
-// watchConfig reloads when a config source changes (a cheap stat stamp
-// each WatchInterval, then a content hash, so touching a file does not
-// reload) or when Options.Reload fires (SIGHUP).
+// A config edit applies on the next command: every client request carries
+// the stamp of the configuration the client loaded (api.HeaderConfigStamp);
+// a daemon holding another stamp reloads before answering (freshen). There
+// is no polling. SIGHUP (Options.Reload) reloads too.
+
+// watchConfig reloads when Options.Reload fires (SIGHUP).
 func (d *daemon) watchConfig(ctx context.Context) {
-	sources := d.opts.Config.Sources
-	stamps := stampAll(sources)
-	sum := contentSum(sources)
 	for {
-		force := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-d.opts.Reload:
-			force = true
-		case <-time.After(d.opts.WatchInterval):
+			d.reloadMu.Lock()
+			d.reload(ctx)
+			d.reloadMu.Unlock()
 		}
-		if !force {
-			now := stampAll(sources)
-			if slices.Equal(now, stamps) {
-				continue
-			}
-			stamps = now
-			if s := contentSum(sources); s == sum {
-				continue
-			} else {
-				sum = s
-			}
-		}
-		d.reload(ctx)
 	}
 }
 
-func stampAll(paths []string) []filestamp.Stamp {
-	out := make([]filestamp.Stamp, len(paths))
-	for i, p := range paths {
-		out[i], _ = filestamp.Of(p)
+// freshen reloads the config when the client's stamp differs from the
+// loaded one. Concurrent requests with the same new stamp reload once.
+//
+// A client whose view differs from the daemon's even after a reload (its
+// environment names other user files, say) would otherwise cost a reload on
+// every request: a stamp that a reload did not reach is remembered and not
+// chased again until the loaded configuration changes.
+func (d *daemon) freshen(ctx context.Context, stamp string) {
+	if stamp == "" || stamp == d.state.Load().cfg.Stamp {
+		return
 	}
-	return out
+	d.reloadMu.Lock()
+	defer d.reloadMu.Unlock()
+	st := d.state.Load()
+	if stamp == st.cfg.Stamp || (stamp == d.unreached && st == d.unreachedAt) {
+		return
+	}
+	d.reload(ctx)
+	if now := d.state.Load(); now.cfg.Stamp != stamp {
+		d.unreached, d.unreachedAt = stamp, now
+	}
 }
 
-// contentSum hashes every source's bytes (a missing file hashes as empty
-// with a marker, so deleting a file is a change).
-func contentSum(paths []string) [32]byte {
-	h := sha256.New()
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			h.Write([]byte{1})
-		}
-		h.Write(b)
-		h.Write([]byte{0})
-	}
-	var s [32]byte
-	h.Sum(s[:0])
-	return s
+// load reads the config sources the way the daemon was started with.
+func (d *daemon) load(sources []string) (*config.Config, error) {
+	return config.LoadWith(sources, config.LoadOptions{Self: d.opts.Self, Getenv: d.getenv})
 }
 
 // reload loads the config again and swaps it in, keeping every pool whose
 // serverHash is unchanged and stopping the others. A config that fails to
-// load keeps the old one.
+// load keeps the old one. Callers hold reloadMu.
 func (d *daemon) reload(ctx context.Context) {
 	old := d.state.Load()
-	cfg, err := config.Load(old.cfg.Sources, d.opts.Self)
+	cfg, err := d.load(old.cfg.Sources)
 	if err != nil {
 		d.log.Printf("reload: %v; keeping the previous configuration", err)
 		return
 	}
+	if cfg.Stamp == old.cfg.Stamp {
+		return
+	}
 	st := newState(cfg)
 	keep := make(map[config.ServerHash]bool, len(st.hashes))
-	for _, h := range st.hashes {
-		keep[h] = true
+	for name, h := range st.hashes {
+		if runnable(cfg.Servers[name]) == nil {
+			keep[h] = true
+		}
 	}
 	d.state.Store(st)
 	d.pools.Retain(ctx, keep)

@@ -82,6 +82,8 @@ func (d *daemon) handler() http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		// A reload outlives a caller that gives up: it stops old pools.
+		d.freshen(context.WithoutCancel(r.Context()), r.Header.Get(api.HeaderConfigStamp))
 		if err := rt.serve(d, w, r); err != nil {
 			d.writeError(w, err)
 		}

@@ -50,6 +50,7 @@ const (
 	CodeServerError          = "server_error"          // 502: the MCP server answered a JSON-RPC error
 	CodeDirectoryNotFound    = "directory_not_found"   // 400 (resolve)
 	CodeDirectoryNotAbsolute = "directory_not_absolute"
+	CodeUntrusted            = "untrusted" // 403: the server's project file is not trusted (`mcpx trust`)
 )
 
 // Error is every non-2xx body.
@@ -99,6 +100,11 @@ const (
 	StateCached = "cached"
 	StateUnread = "unread"
 	StateError  = "error"
+	// StateUntrusted: the server's project file is not trusted; Error says
+	// which and how to trust it. The server is never started.
+	StateUntrusted = "untrusted"
+	// StateInvalid: mcpx cannot use the entry as written; Error says why.
+	StateInvalid = "invalid"
 )
 
 // NamespacesResponse is GET /v1/namespaces.
@@ -248,4 +254,8 @@ type KeyRecord struct {
 const (
 	// HeaderVersion carries the daemon's version on every response.
 	HeaderVersion = "Mcpx-Version"
+	// HeaderConfigStamp carries, on every request, the config.Config.Stamp
+	// of the configuration the client loaded; a daemon holding another
+	// one reloads before answering, so an edit applies on the next command.
+	HeaderConfigStamp = "Mcpx-Config-Stamp"
 )

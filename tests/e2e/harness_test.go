@@ -123,8 +123,24 @@ func (e *Env) Environ() []string {
 	return env
 }
 
-// WriteFile writes content to path relative to Root (or absolute).
+// WriteFile writes content to path relative to Root (or absolute). A
+// config file (.json, .jsonc, .toml) is then trusted with `mcpx trust`, as
+// its author would: these tests write their own project configs.
 func (e *Env) WriteFile(path, content string) string {
+	e.t.Helper()
+	path = e.WriteUntrusted(path, content)
+	switch filepath.Ext(path) {
+	case ".json", ".jsonc", ".toml":
+		if r := e.Mcpx("trust", path); r.Code != 0 {
+			e.t.Fatalf("%s", r)
+		}
+	}
+	return path
+}
+
+// WriteUntrusted writes content to path relative to Root (or absolute),
+// without trusting it.
+func (e *Env) WriteUntrusted(path, content string) string {
 	e.t.Helper()
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(e.Root, path)

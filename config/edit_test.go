@@ -1,0 +1,84 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestAddRemoveServerKeepsTheRest(t *testing.T) {
+	entry := map[string]any{"command": "srv", "args": []string{"a"}}
+	cases := map[string]string{
+		"empty":     "",
+		"no map":    "{\n  // top\n  \"mcpx\": {\"idleExit\": \"1m\"}\n}\n",
+		"empty map": "{\n  \"mcpServers\": {}\n}\n",
+		"members": `{
+  // my servers
+  "mcpServers": {
+    "one": {"command": "x"}, // first
+    /* second */
+    "two": {"command": "y"},
+  },
+  "other": 1
+}
+`,
+	}
+	for name, src := range cases {
+		t.Run(name, func(t *testing.T) {
+			out, err := AddServer("f.json", []byte(src), "new", entry, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := loadStringAt(t, string(out))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if s := c.Servers["new"]; s == nil || s.Command != "srv" || len(s.Args) != 1 {
+				t.Fatalf("added entry missing:\n%s", out)
+			}
+			for _, comment := range []string{"// my servers", "// first", "/* second */", "// top"} {
+				if strings.Contains(src, comment) && !strings.Contains(string(out), comment) {
+					t.Errorf("comment %q lost:\n%s", comment, out)
+				}
+			}
+			if _, err := AddServer("f.json", out, "new", entry, false); !errors.Is(err, ErrServerExists) {
+				t.Errorf("second add: %v", err)
+			}
+			repl, err := AddServer("f.json", out, "new", map[string]any{"url": "https://x"}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c, err := loadStringAt(t, string(repl)); err != nil || c.Servers["new"].URL != "https://x" {
+				t.Fatalf("force replace: %v\n%s", err, repl)
+			}
+			back, err := RemoveServer("f.json", out, "new")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name == "members" && string(back) != src {
+				t.Errorf("remove did not restore the file:\n%s\nwant\n%s", back, src)
+			}
+			if c, err := loadStringAt(t, string(back)); err != nil || len(c.Servers) != strings.Count(src, "command") {
+				t.Errorf("after remove: %v\n%s", err, back)
+			}
+		})
+	}
+}
+
+func TestRemoveServerPositions(t *testing.T) {
+	src := "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"a\"},\n    \"b\": {\"command\": \"b\"},\n    \"c\": {\"command\": \"c\"}\n  }\n}\n"
+	for _, name := range []string{"a", "b", "c"} {
+		out, err := RemoveServer("f.json", []byte(src), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct{ MCPServers map[string]any }
+		if err := json.Unmarshal(out, &doc); err != nil || len(doc.MCPServers) != 2 || doc.MCPServers[name] != nil {
+			t.Errorf("remove %s: %v\n%s", name, err, out)
+		}
+	}
+	if _, err := RemoveServer("f.json", []byte(src), "zz"); !errors.Is(err, ErrNoServer) {
+		t.Errorf("remove unknown: %v", err)
+	}
+}

@@ -24,6 +24,9 @@ func TestCallShowsTaskStatusOnATerminal(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.dir, ".mcp.json"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if code, _, errs := e.run("trust", filepath.Join(e.dir, ".mcp.json")); code != 0 {
+		t.Fatalf("trust: %d %s", code, errs)
+	}
 	if code, _, errs := e.run("refresh"); code != 0 {
 		t.Fatalf("refresh: %d %s", code, errs)
 	}

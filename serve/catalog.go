@@ -43,6 +43,11 @@ func build(cfg *config.Config, schemas *cache.Schemas, nsFilter map[string]bool)
 			continue
 		}
 		s := cfg.Servers[ns]
+		if s.Untrusted != "" || s.Problem != "" {
+			// Not served, and not read in the background: a server from a
+			// file the user has not trusted never starts (docs/serve.md).
+			continue
+		}
 		snap, err := schemas.Load(s.Hash())
 		if err != nil || snap.Error != "" {
 			var miss *cache.MissError

@@ -467,7 +467,9 @@ func TestServeListChanged(t *testing.T) {
 	for i := range r.Steps {
 		r.step(t, i)
 	}
-	// The new server's tools follow once it has been read.
+	// The edited project file is untrusted until the user says so; once
+	// trusted, the new server's tools follow as soon as it has been read.
+	e.MustOK("trust", config)
 	testkit.Eventually(t, 90*time.Second, "fixture tools served", func() bool {
 		r := sdkClient(t, e, map[string]any{"args": []string{"serve"}, "steps": []map[string]any{{"op": "listTools"}}})
 		for _, tl := range decodeAs[toolList](t, r.step(t, 0)).Tools {

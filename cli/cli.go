@@ -57,6 +57,8 @@ func Main(ctx context.Context, args []string, hooks Hooks) int {
 		Getenv:    os.Getenv,
 		LookupEnv: os.LookupEnv,
 		Terminal:  isatty.IsTerminal(os.Stdin.Fd()) && isatty.IsTerminal(os.Stderr.Fd()),
+		StdoutTTY: isatty.IsTerminal(os.Stdout.Fd()),
+		StderrTTY: isatty.IsTerminal(os.Stderr.Fd()),
 		Hooks:     hooks,
 	}
 	return a.Run(ctx, args)
@@ -152,7 +154,13 @@ type App struct {
 	// Terminal is true when stdin and stderr are terminals, so the user
 	// can be asked to confirm a destructive call.
 	Terminal bool
-	Hooks    Hooks
+	// StdoutTTY is true when stdout is a terminal: text output then ends
+	// with a newline even when the tool's text does not.
+	StdoutTTY bool
+	// StderrTTY is true when stderr is a terminal (progress bars, "starting
+	// NS…").
+	StderrTTY bool
+	Hooks     Hooks
 }
 
 // usageError is a command line that cannot be run as written (exit 2).

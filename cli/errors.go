@@ -124,6 +124,12 @@ func classifyAPI(e *client.APIError) (int, string, string, string) {
 			return ExitUsage, what, fmt.Sprintf("run `mcpx ls %s` to see its tools", b.Namespace), ""
 		}
 		return ExitUsage, what, "run `mcpx ls` to see the tools", ""
+	case api.CodeInvalidArguments:
+		help := fmt.Sprintf("see `mcpx call %s.%s --help`", b.Namespace, b.Tool)
+		if b.Suggestion != "" {
+			return ExitUsage, what, fmt.Sprintf("did you mean %s?", b.Suggestion), ""
+		}
+		return ExitUsage, what, help, ""
 	case api.CodeBadRequest, api.CodeConfig, api.CodeUnsetVariable, api.CodeDirectoryNotFound,
 		api.CodeDirectoryNotAbsolute, api.CodeRequestTooLarge:
 		return ExitUsage, what, "", ""

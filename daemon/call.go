@@ -29,11 +29,7 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 	if req.Namespace == "" || req.Tool == "" {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "a call needs a namespace and a tool")
 	}
-	args := bytes.TrimSpace(req.Arguments)
-	if len(args) == 0 || string(args) == "null" {
-		args = []byte("{}")
-	}
-	if args[0] != '{' || !json.Valid(args) {
+	if a := bytes.TrimSpace(req.Arguments); len(a) > 0 && string(a) != "null" && (a[0] != '{' || !json.Valid(a)) {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "arguments of %s.%s must be a JSON object", req.Namespace, req.Tool)
 	}
 
@@ -47,14 +43,28 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	snap := d.snapshot(st, s.Name)
+	var ts *toolSchema // the tool's input schema, when known
 	pol := effectivePolicy(s.Options.Policy)
 	fetched := false
-	if !usable(snap) && pol.needsAnnotations() {
-		// The policy needs the tool's annotations: read them now.
-		if snap, err = d.fetch(r.Context(), st, s.Name); err != nil {
+	if !usable(snap) && (pol.needsAnnotations() || !req.NoValidate) {
+		// The policy needs the tool's annotations, or the arguments
+		// their schema: read them now.
+		fresh, err := d.fetch(r.Context(), st, s.Name)
+		switch {
+		case err == nil:
+			snap, fetched = fresh, true
+		case pol.needsAnnotations():
 			return refuseUnlisted(s.Name, req.Tool, err)
+		default:
+			// Only validation wanted the schema. A server that cannot
+			// run is reported now (the call would only meet its
+			// cooldown); any other listing failure leaves the call
+			// unchecked.
+			if e := cannotRun(err); e != nil {
+				e.body.Namespace, e.body.Tool = s.Name, req.Tool
+				return e
+			}
 		}
-		fetched = true
 	}
 	if usable(snap) {
 		t, err := findTool(s.Name, req.Tool, tools(s, snap))
@@ -78,6 +88,11 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 		if err := pol.check(s.Name, t, req.Confirmed); err != nil {
 			return err
 		}
+		ts = d.idx.of(snap).schemaOf(t)
+	}
+	args, err := buildArgs(s.Name, req.Tool, ts, req)
+	if err != nil {
+		return err
 	}
 
 	spec, err := d.spec(st, s, snap)
@@ -103,6 +118,11 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 	resp, err := d.extractBlobs(s.Name, req.Tool, raw)
 	if err != nil {
 		return apiErr(http.StatusBadGateway, api.CodeTransport, "result of %s.%s: %v", s.Name, req.Tool, err)
+	}
+	if req.Raw {
+		// The result exactly as received; the blobs stay listed (and
+		// stored) beside it.
+		resp.Result = raw
 	}
 	return writeJSON(w, resp)
 }

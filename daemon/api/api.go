@@ -50,6 +50,7 @@ const (
 	CodeServerError          = "server_error"          // 502: the MCP server answered a JSON-RPC error
 	CodeDirectoryNotFound    = "directory_not_found"   // 400 (resolve)
 	CodeDirectoryNotAbsolute = "directory_not_absolute"
+	CodeInvalidArguments     = "invalid_arguments" // 422: arguments the tool's input schema rejects
 )
 
 // Error is every non-2xx body.
@@ -65,6 +66,13 @@ type Error struct {
 	Stderr string `json:"stderr,omitempty"`
 	// RetryAfter is set with code cooldown.
 	RetryAfter *time.Time `json:"retryAfter,omitempty"`
+	// Argument names the argument an invalid_arguments error is about
+	// (unknown, missing or of the wrong type); Suggestion is then the
+	// nearest parameter name of an unknown one.
+	Argument string `json:"argument,omitempty"`
+	// Problems lists every violation of the input schema found
+	// (invalid_arguments), each "at /path: what".
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Health is GET /v1/health.
@@ -135,16 +143,38 @@ type SearchResponse struct {
 }
 
 // CallRequest is POST /v1/call.
+//
+// Arguments travel raw: a whole JSON object (Arguments), and/or key=value
+// pairs (Pairs) that the daemon types against the tool's cached input schema
+// and sets over Arguments, in order. A key given more than once builds an
+// array where the schema says array. Unless NoValidate, the result is
+// checked against the input schema before the tool is called.
 type CallRequest struct {
 	Namespace string          `json:"namespace"`
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments,omitempty"` // a JSON object
+	Pairs     []ArgPair       `json:"pairs,omitempty"`
+	// NoValidate sends the arguments as given (pairs still typed where the
+	// schema says how) without checking them against the input schema.
+	NoValidate bool `json:"noValidate,omitempty"`
+	// Raw asks for the result exactly as the server sent it: binary
+	// content is still stored (Blobs) but stays inline in Result.
+	Raw bool `json:"raw,omitempty"`
 	// Session is MCPX_SESSION_ID or --session (scope "session").
 	Session string `json:"session,omitempty"`
 	// Cwd is the caller's working directory (scope "cwd").
 	Cwd string `json:"cwd,omitempty"`
 	// Confirmed is the caller's explicit confirmation of a destructive call.
 	Confirmed bool `json:"confirmed,omitempty"`
+}
+
+// ArgPair is one key=value (JSON false) or key:=JSON (JSON true) argument
+// of a call, as the user wrote it; the CLI has already replaced key=@FILE by
+// the file's contents.
+type ArgPair struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	JSON  bool   `json:"json,omitempty"`
 }
 
 // Blob is binary tool output stored in the content-addressed cache.

@@ -121,24 +121,24 @@ func (a *App) callConfirmed(ctx context.Context, c *client.Client, req api.CallR
 		switch ae.Code() {
 		case api.CodeConfirmation:
 			if req.Confirmed {
-				return nil, &exitError{ExitPolicy, fmt.Sprintf("the daemon refused %s even though it was confirmed: %s", name, ae.Error())}
+				return nil, &exitError{code: ExitPolicy, kind: api.CodeConfirmation, msg: fmt.Sprintf("the daemon refused %s even though it was confirmed: %s", name, ae.Error())}
 			}
 			if !a.Terminal {
-				return nil, &exitError{ExitPolicy, fmt.Sprintf("%s is destructive and needs confirmation; pass --yes to call it.", name)}
+				return nil, &exitError{code: ExitPolicy, kind: api.CodeConfirmation, msg: fmt.Sprintf("%s is destructive and needs confirmation; pass --yes to call it.", name)}
 			}
 			ok, err := a.confirm(ctx, fmt.Sprintf("Call %s (destructive)? [y/N] ", name))
 			if err != nil {
 				return nil, err
 			}
 			if !ok {
-				return nil, &exitError{ExitPolicy, fmt.Sprintf("%s not called.", name)}
+				return nil, &exitError{code: ExitPolicy, kind: api.CodeConfirmation, msg: fmt.Sprintf("%s not called.", name)}
 			}
 			req.Confirmed = true
 		case api.CodePolicyDenied:
-			return nil, &exitError{ExitPolicy, fmt.Sprintf("%s. The config's policy denies %s (policy.destructive: deny); change the policy to call it.",
+			return nil, &exitError{code: ExitPolicy, kind: api.CodePolicyDenied, msg: fmt.Sprintf("%s. The config's policy denies %s (policy.destructive: deny); change the policy to call it.",
 				strings.TrimSuffix(ae.Error(), "."), name)}
 		case api.CodeAnnotationsUnknown:
-			return nil, &exitError{ExitPolicy, fmt.Sprintf("%s. mcpx cannot tell whether %s is destructive because its schema could not be read, so the policy refuses it; fix the server (see `mcpx ls %s`) and retry.",
+			return nil, &exitError{code: ExitPolicy, kind: api.CodeAnnotationsUnknown, msg: fmt.Sprintf("%s. mcpx cannot tell whether %s is destructive because its schema could not be read, so the policy refuses it; fix the server (see `mcpx ls %s`) and retry.",
 				strings.TrimSuffix(ae.Error(), "."), name, req.Namespace)}
 		default:
 			return nil, err

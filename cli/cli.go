@@ -74,15 +74,42 @@ func register(f func(*App) *ucli.Command) { factories = append(factories, f) }
 // Run parses args and runs the command, reporting any failure on a.Stderr.
 func (a *App) Run(ctx context.Context, args []string) int {
 	root := a.root()
-	err := root.Run(ctx, args)
+	err := root.Run(ctx, toolHelpArgs(args))
 	if err == nil {
 		return ExitOK
 	}
-	code, msg := a.describe(err)
-	if msg != "" {
+	f := classify(err)
+	if msg := f.text(); msg != "" {
 		fmt.Fprintln(a.Stderr, msg)
 	}
-	return code
+	if wantsJSON(args) {
+		if doc, ok := f.doc(); ok {
+			_ = writeJSON(a.Stdout, doc)
+		}
+	}
+	return f.exit
+}
+
+// wantsJSON reports whether the command line asks for JSON output (--json,
+// or --output json of call), looked for in the raw arguments so that a
+// line that does not even parse still gets its error as JSON.
+func wantsJSON(args []string) bool {
+	for i, arg := range args {
+		if i == 0 {
+			continue
+		}
+		switch arg {
+		case "--":
+			return false
+		case "--json", "-json", "--json=true", "--output=json", "-o=json":
+			return true
+		case "--output", "-o":
+			if i+1 < len(args) && args[i+1] == "json" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (a *App) root() *ucli.Command {
@@ -110,17 +137,20 @@ func (a *App) root() *ucli.Command {
 		Suggest:         true,
 		Action: func(ctx context.Context, cmd *ucli.Command) error {
 			if cmd.NArg() > 0 {
-				return usagef("unknown command %q", cmd.Args().First())
+				return unknownCommand(cmd, cmd.Args().First())
 			}
 			return ucli.ShowRootCommandHelp(cmd)
 		},
 	}
 	onUsage := func(_ context.Context, cmd *ucli.Command, err error, _ bool) error {
-		return &usageError{err: err, cmd: cmd.FullName()}
+		return &usageError{err: err, cmd: cmd.FullName(), suggest: nearestFlag(cmd, err)}
 	}
 	var walk func(*ucli.Command)
 	walk = func(c *ucli.Command) {
 		c.OnUsageError = onUsage
+		if len(c.Commands) > 0 && c.Action == nil {
+			c.Action = groupAction
+		}
 		if action := c.Action; action != nil {
 			// Usage errors name the command whose help to read.
 			c.Action = func(ctx context.Context, cmd *ucli.Command) error {
@@ -165,8 +195,9 @@ type App struct {
 
 // usageError is a command line that cannot be run as written (exit 2).
 type usageError struct {
-	err error
-	cmd string // the command's full name, for the help hint
+	err     error
+	cmd     string // the command's full name, for the help hint
+	suggest string // the nearest command or flag, for "did you mean"
 }
 
 func (e *usageError) Error() string { return e.err.Error() }
@@ -177,9 +208,12 @@ func usagef(format string, args ...any) error {
 }
 
 // exitError ends the run with code; msg (may be empty) is printed as is.
+// kind is its stable --json code (empty: the command printed its own answer
+// and no error document follows).
 type exitError struct {
 	code int
 	msg  string
+	kind string
 }
 
 func (e *exitError) Error() string {
@@ -192,3 +226,93 @@ func (e *exitError) Error() string {
 // silent ends the run with code without printing anything more (the command
 // already said what happened).
 func silent(code int) error { return &exitError{code: code} }
+
+// groupAction runs a command that only groups subcommands (cache,
+// completion…): without arguments it shows its help; anything else is an
+// unknown subcommand, a usage error with the nearest name.
+func groupAction(ctx context.Context, cmd *ucli.Command) error {
+	if cmd.NArg() == 0 {
+		return ucli.ShowSubcommandHelp(cmd)
+	}
+	return unknownCommand(cmd, cmd.Args().First())
+}
+
+// unknownCommand is the usage error for name, which is not a subcommand of
+// cmd, suggesting the nearest one.
+func unknownCommand(cmd *ucli.Command, name string) error {
+	var names []string
+	for _, c := range cmd.Commands {
+		if !c.Hidden {
+			names = append(names, c.Name)
+			names = append(names, c.Aliases...)
+		}
+	}
+	what := fmt.Sprintf("unknown command %q", name)
+	if cmd.Root() != cmd {
+		what = fmt.Sprintf("%s has no subcommand %q (it has %s)", cmd.FullName(), name, strings.Join(names, ", "))
+	}
+	return &usageError{err: errors.New(what), cmd: cmd.FullName(), suggest: config.Nearest(name, names)}
+}
+
+// nearestFlag suggests the nearest flag of cmd (and its ancestors, whose
+// flags it inherits) for an "undefined flag" parse error. It reads the flag
+// name out of urfave/cli's message, for the suggestion only.
+func nearestFlag(cmd *ucli.Command, err error) string {
+	_, name, ok := strings.Cut(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	name = strings.TrimLeft(strings.TrimSpace(name), "-")
+	var names []string
+	for _, c := range cmd.Lineage() {
+		for _, f := range c.Flags {
+			names = append(names, f.Names()...)
+		}
+	}
+	best := config.Nearest(name, names)
+	if best == "" {
+		return ""
+	}
+	if len(best) == 1 {
+		return "-" + best
+	}
+	return "--" + best
+}
+
+// toolHelpArgs turns `mcpx [global flags] call [flags] NS.TOOL … --help`
+// into `mcpx [global flags] help NS.TOOL`: --help after a tool asks for the
+// tool's parameters, not for the call command's help page.
+func toolHelpArgs(args []string) []string {
+	i := 1
+	for i < len(args) {
+		switch a := args[i]; {
+		case a == "--config" || a == "-config" || a == "--directory" || a == "-directory" || a == "-C":
+			i += 2
+			continue
+		case strings.HasPrefix(a, "-"):
+			i++
+			continue
+		}
+		break
+	}
+	if i >= len(args) || args[i] != "call" {
+		return args
+	}
+	target, help := "", false
+scan:
+	for _, a := range args[i+1:] {
+		switch {
+		case a == "--":
+			break scan
+		case a == "--help" || a == "-h" || a == "-help":
+			help = true
+		case target == "" && !strings.HasPrefix(a, "-") && strings.Contains(a, "."):
+			target = a
+		}
+	}
+	if !help || target == "" {
+		return args
+	}
+	out := append([]string{}, args[:i]...)
+	return append(out, "help", target)
+}

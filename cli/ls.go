@@ -2,9 +2,13 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 
 	ucli "github.com/urfave/cli/v3"
+
+	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
 func init() { register(lsCommand) }
@@ -31,6 +35,9 @@ func lsCommand(a *App) *ucli.Command {
 				if err != nil {
 					return err
 				}
+				if err := unreadError(r.Namespace); err != nil && !jsonOut(cmd) {
+					return err
+				}
 				if jsonOut(cmd) {
 					return writeJSON(a.Stdout, r)
 				}
@@ -55,7 +62,29 @@ func lsCommand(a *App) *ucli.Command {
 				}
 				rows = append(rows, []string{n.Name, strconv.Itoa(n.Tools), strconv.Itoa(n.Live), state, summary(n.Description)})
 			}
-			return table(a.Stdout, []string{"NAMESPACE", "TOOLS", "LIVE", "STATE", "DESCRIPTION"}, rows)
+			if err := table(a.Stdout, []string{"NAMESPACE", "TOOLS", "LIVE", "STATE", "DESCRIPTION"}, rows); err != nil {
+				return err
+			}
+			a.noteUnread(r.Namespaces)
+			return nil
 		},
+	}
+}
+
+// noteUnread tells on stderr which namespaces have never been read (broad
+// commands do not start servers) and how to read them.
+func (a *App) noteUnread(nss []api.Namespace) {
+	var unread []string
+	for _, n := range nss {
+		if n.State == api.StateUnread {
+			unread = append(unread, n.Name)
+		}
+	}
+	switch len(unread) {
+	case 0:
+	case 1:
+		fmt.Fprintf(a.Stderr, "mcpx: %s has not been read yet; `mcpx refresh` reads it (or name it: `mcpx ls %s`).\n", unread[0], unread[0])
+	default:
+		fmt.Fprintf(a.Stderr, "mcpx: %s have not been read yet; `mcpx refresh` reads them.\n", strings.Join(unread, ", "))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,5 +128,167 @@ func TestFaithfulOutput(t *testing.T) {
 	r = e.MustOK("call", "everything.get-tiny-image")
 	if !strings.Contains(r.Stdout, withPaths.Blobs[0].Path) || strings.Contains(r.Stdout, "iVBOR") {
 		t.Fatalf("text mode:\n%s", r)
+	}
+}
+
+// agentConfig is npmConfig plus servers that fail in each way an agent
+// must be told about: a filesystem server whose policy denies destructive
+// tools, a server that cannot start, and one with a one-second call limit.
+func agentConfig(t *testing.T, e *Env) string {
+	t.Helper()
+	shared := npmConfig(t, e)
+	everything := npmBin(t, "mcp-server-everything")
+	filesystem := npmBin(t, "mcp-server-filesystem")
+	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{
+  "mcpServers": {
+    "everything": {"command": %[1]s, "args": ["stdio"]},
+    "filesystem": {"command": %[2]s, "args": [%[3]s]},
+    "memory": {"command": %[4]s, "env": {"MEMORY_FILE_PATH": %[5]s}},
+    "guarded": {"command": %[2]s, "args": [%[3]s], "mcpx": {"policy": {"destructive": "deny"}}},
+    "broken": {"command": "/bin/false"},
+    "hasty": {"command": %[1]s, "args": ["stdio"], "mcpx": {"callTimeout": "1s"}}
+  }
+}`, jsonString(everything), jsonString(filesystem), jsonString(shared), jsonString(npmBin(t, "mcp-server-memory")),
+		jsonString(filepath.Join(e.Root, "memory.jsonl"))))
+	return shared
+}
+
+// Every failure under --json is one JSON document on stdout with a stable
+// code and the exit code of text mode.
+func TestErrorsAsJSON(t *testing.T) {
+	e := NewEnv(t)
+	shared := agentConfig(t, e)
+	greeting := filepath.Join(shared, "greeting.txt")
+	for _, c := range []struct {
+		args []string
+		code string
+		exit int
+	}{
+		{[]string{"cal", "everything.echo"}, "usage", 2},
+		{[]string{"call", "--bogus", "everything.echo"}, "usage", 2},
+		{[]string{"call", "everythin.echo", "message=x"}, "unknown_namespace", 2},
+		{[]string{"call", "everything.ecko", "message=x"}, "unknown_tool", 2},
+		{[]string{"call", "everything.get-sum", "a=1", "c=2"}, "invalid_arguments", 2},
+		{[]string{"call", "everything.get-sum", "a=1"}, "invalid_arguments", 2},
+		{[]string{"call", "filesystem.edit_file", "path=" + greeting, "edits:=[]"}, "confirmation_required", 4},
+		{[]string{"call", "guarded.edit_file", "path=" + greeting, "edits:=[]"}, "policy_denied", 4},
+		{[]string{"call", "broken.anything"}, "server_failed", 3},
+		{[]string{"call", "hasty.trigger-long-running-operation", "duration=5", "steps=5"}, "timeout", 3},
+		{[]string{"--config", filepath.Join(e.Root, "missing.json"), "ls"}, "config_error", 2},
+	} {
+		args := append([]string{"--json"}, c.args...)
+		r := e.Mcpx(args...)
+		var doc struct {
+			Error struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+				Exit    int    `json:"exit"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+			t.Errorf("stdout is not one JSON document: %v\n%s", err, r)
+			continue
+		}
+		if doc.Error.Code != c.code || doc.Error.Exit != c.exit || r.Code != c.exit || doc.Error.Message == "" {
+			t.Errorf("want code %s exit %d\n%s", c.code, c.exit, r)
+		}
+		// The same exit code in text mode.
+		if rt := e.Mcpx(c.args...); rt.Code != c.exit || rt.Stdout != "" {
+			t.Errorf("text mode: want exit %d and nothing on stdout\n%s", c.exit, rt)
+		}
+	}
+	// --config names the flag, not MCPX_CONFIG.
+	r := e.Mcpx("--config", filepath.Join(e.Root, "missing.json"), "ls")
+	if !strings.Contains(r.Stderr, "--config") || strings.Contains(r.Stderr, "MCPX_CONFIG") {
+		t.Errorf("--config missing.json should blame --config\n%s", r)
+	}
+}
+
+// Usage errors exit 2 and suggest the nearest command or flag.
+func TestUsageErrorsExit2(t *testing.T) {
+	e := NewEnv(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cal", "demo.echo"}, "did you mean call?"},
+		{[]string{"cache", "foo"}, "cache has no subcommand"},
+		{[]string{"completion", "tcsh"}, "no subcommand"},
+		{[]string{"ls", "--jsn"}, "did you mean --json?"},
+		{[]string{"call", "--raww", "demo.echo"}, "did you mean --raw?"},
+		{[]string{"help", "cll"}, "did you mean call?"},
+		{[]string{"call", "demo"}, "NS.TOOL"},
+		{[]string{"schema", "demo.echo", "--format", "xml"}, "json or ts"},
+	} {
+		r := e.Mcpx(c.args...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("want exit 2 and %q\n%s", c.want, r)
+		}
+	}
+	// MCPX_SERVICE with an unknown value: exit 2, with or without a daemon.
+	e.MustOK("call", "demo.echo", "text=x") // a daemon runs now
+	e.Set("MCPX_SERVICE", "dirct")
+	for i := 0; i < 2; i++ {
+		if r := e.Mcpx("ls"); r.Code != 2 || !strings.Contains(r.Stderr, "did you mean direct?") {
+			t.Errorf("MCPX_SERVICE=dirct (round %d): want exit 2\n%s", i, r)
+		}
+		e.Set("MCPX_SERVICE", "direct")
+		e.MustOK("stop")
+		e.Set("MCPX_SERVICE", "dirct")
+	}
+	// help works for commands and subcommands.
+	e.Set("MCPX_SERVICE", "direct")
+	if r := e.MustOK("help", "cache", "gc"); !strings.Contains(r.Stdout, "mcpx cache gc") {
+		t.Errorf("help cache gc:\n%s", r)
+	}
+	if r := e.MustOK("help"); !strings.Contains(r.Stdout, "COMMANDS") {
+		t.Errorf("help:\n%s", r)
+	}
+}
+
+// Tool help lists the parameters of a tool, read from its schema, and a
+// server never read is read for it.
+func TestToolHelp(t *testing.T) {
+	e := NewEnv(t)
+	npmConfig(t, e)
+	// No refresh: naming the tool reads the server.
+	r := e.MustOK("call", "everything.get-sum", "--help")
+	for _, want := range []string{"everything.get-sum", "Returns the sum of two numbers", "a (number, required)", "First number",
+		"b (number, required)", "Second number", "mcpx call everything.get-sum a=1 b=1"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("call everything.get-sum --help lacks %q\n%s", want, r)
+		}
+	}
+	if h := e.MustOK("help", "everything.get-sum"); h.Stdout != r.Stdout {
+		t.Errorf("help NS.TOOL differs from call NS.TOOL --help:\n%s\n%s", h.Stdout, r.Stdout)
+	}
+	// Defaults, nested objects and arrays of them.
+	r = e.MustOK("help", "memory.create_entities")
+	for _, want := range []string{"entities (array of object, required)", "observations (array of string, required)", `entities:=[{`} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("help memory.create_entities lacks %q\n%s", want, r)
+		}
+	}
+	r = e.MustOK("help", "everything.trigger-long-running-operation")
+	if !strings.Contains(r.Stdout, "duration (number, optional, default 10)") {
+		t.Errorf("help lacks the default:\n%s", r)
+	}
+	// The example line of every tool is a call the daemon accepts (checked
+	// with --no-validate off, on a tool that is safe to call).
+	var tool api.Tool
+	e.JSON(&tool, "call", "everything.get-sum", "--help")
+	if tool.Name != "get-sum" || !strings.Contains(string(tool.Definition), `"inputSchema"`) {
+		t.Errorf("--json help: %+v", tool)
+	}
+	example := "mcpx call everything.get-sum a=1 b=1"
+	if r := e.MustOK(strings.Fields(example)[1:]...); !strings.Contains(r.Stdout, "2") {
+		t.Errorf("the example call failed:\n%s", r)
+	}
+	// ls NS and schema NS.T on a never-read namespace read it too.
+	if r := e.MustOK("ls", "filesystem"); !strings.Contains(r.Stdout, "read_text_file") {
+		t.Errorf("ls filesystem (never read):\n%s", r)
+	}
+	if r := e.MustOK("schema", "memory.read_graph"); !strings.Contains(r.Stdout, "read_graph") {
+		t.Errorf("schema memory.read_graph:\n%s", r)
 	}
 }

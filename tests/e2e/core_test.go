@@ -176,7 +176,7 @@ func TestHangingCallIsCutOffAtCallTimeout(t *testing.T) {
 		t.Fatalf("want exit 3 naming the timeout\n%s", r)
 	}
 	// The server is still usable afterwards.
-	if r := e.MustOK("call", "fx.echo", "text=after"); r.Stdout != "after\n" {
+	if r := e.MustOK("call", "fx.echo", "text=after"); r.Stdout != "after" {
 		t.Fatalf("echo after timeout:\n%s", r)
 	}
 }

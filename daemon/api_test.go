@@ -153,37 +153,6 @@ func TestSearchRankingLive(t *testing.T) {
 	}
 }
 
-func TestSearchScoring(t *testing.T) {
-	tools := []api.Tool{
-		{Namespace: "b", Name: "image", Description: "draws a picture"},
-		{Namespace: "a", Name: "paint", Description: "image tool"},
-		{Namespace: "a", Name: "image_resize", Description: "make smaller"},
-		{Namespace: "c", Name: "other", Description: "nothing"},
-		{Namespace: "a", Name: "picture", Description: "unrelated"},
-	}
-	names := func(hits []api.SearchHit) []string {
-		var out []string
-		for _, h := range hits {
-			out = append(out, h.Namespace+"."+h.Name)
-		}
-		return out
-	}
-	// Name over description; ties by namespace.tool.
-	got := names(search(tools, "Image"))
-	want := []string{"a.image_resize", "b.image", "a.paint"}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("search image = %v, want %v", got, want)
-	}
-	// All words above any: b.image matches both words, a.image_resize
-	// only one (in its name) but still above a.picture, which matches in
-	// its name, above a.paint, whose match is in the description.
-	got = names(search(tools, "image picture"))
-	want = []string{"b.image", "a.image_resize", "a.picture", "a.paint"}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("search image picture = %v, want %v", got, want)
-	}
-}
-
 func TestCall(t *testing.T) {
 	_, d, started := startFixture(t)
 	code, resp, e := d.call("fx", "echo", `{"text":"hi there"}`, false)

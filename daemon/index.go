@@ -19,6 +19,9 @@ type snapIndex struct {
 
 	mu    sync.Mutex
 	tools map[string]*toolSchema // by tool name, compiled on first use
+
+	docsOnce sync.Once
+	docs     map[string]*searchDoc // by tool name: the search documents
 }
 
 // indexes holds the snapIndex of every snapshot in use. The zero value is

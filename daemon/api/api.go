@@ -19,7 +19,7 @@ const (
 	PathResolve    = "/v1/resolve"    // GET ?dir=ABS
 	PathNamespaces = "/v1/namespaces" // GET
 	PathTools      = "/v1/tools"      // GET ?ns=NS
-	PathSearch     = "/v1/search"     // GET ?q=WORDS
+	PathSearch     = "/v1/search"     // GET ?q=WORDS[&ns=NS][&limit=N]
 	PathSchema     = "/v1/schema"     // GET ?ns=NS[&tool=TOOL]
 	PathCall       = "/v1/call"       // POST CallRequest
 	PathRefresh    = "/v1/refresh"    // POST RefreshRequest
@@ -121,7 +121,9 @@ type Tool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Annotations json.RawMessage `json:"annotations,omitempty"`
-	Definition  json.RawMessage `json:"definition"`
+	// Definition is absent in search results (they name tools; `mcpx
+	// schema` has the rest).
+	Definition json.RawMessage `json:"definition,omitempty"`
 }
 
 // ToolsResponse is GET /v1/tools?ns= and GET /v1/schema?ns=[&tool=].
@@ -136,10 +138,14 @@ type SearchHit struct {
 	Score float64 `json:"score"`
 }
 
-// SearchResponse is GET /v1/search?q=.
+// SearchResponse is GET /v1/search?q=WORDS[&ns=NS][&limit=N]: at most
+// limit hits (default 10), best first. Unread lists the namespaces searched
+// whose tools have never been read (search never starts a server; `mcpx
+// refresh` reads them).
 type SearchResponse struct {
 	Query   string      `json:"query"`
 	Results []SearchHit `json:"results"`
+	Unread  []string    `json:"unread,omitempty"`
 }
 
 // CallRequest is POST /v1/call.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -290,5 +291,96 @@ func TestToolHelp(t *testing.T) {
 	}
 	if r := e.MustOK("schema", "memory.read_graph"); !strings.Contains(r.Stdout, "read_graph") {
 		t.Errorf("schema memory.read_graph:\n%s", r)
+	}
+}
+
+// relevance is the search test set: a query a user might type, and the tool
+// that must be among the first three results.
+var relevance = []struct{ query, want string }{
+	{"sum", "everything.get-sum"},
+	{"add two numbers", "everything.get-sum"},
+	{"creating entity", "memory.create_entities"},
+	{"create entities", "memory.create_entities"},
+	{"read a file", "filesystem.read_text_file"},
+	{"read several files at once", "filesystem.read_multiple_files"},
+	{"list directory contents", "filesystem.list_directory"},
+	{"directory listing with sizes", "filesystem.list_directory_with_sizes"},
+	{"move rename file", "filesystem.move_file"},
+	{"search files by pattern", "filesystem.search_files"},
+	{"tree of directories", "filesystem.directory_tree"},
+	{"edit lines in a file", "filesystem.edit_file"},
+	{"write file", "filesystem.write_file"},
+	{"file metadata", "filesystem.get_file_info"},
+	{"allowed directories", "filesystem.list_allowed_directories"},
+	{"make a new folder directory", "filesystem.create_directory"},
+	{"image", "everything.get-tiny-image"},
+	{"environment variables", "everything.get-env"},
+	{"echo message back", "everything.echo"},
+	{"progress of a long running operation", "everything.trigger-long-running-operation"},
+	{"compress file gzip", "everything.gzip-file-as-resource"},
+	{"structured content", "everything.get-structured-content"},
+	{"delete relations", "memory.delete_relations"},
+	{"add observations to entities", "memory.add_observations"},
+	{"remove observations", "memory.delete_observations"},
+	{"find nodes in the graph", "memory.search_nodes"},
+	{"read whole knowledge graph", "memory.read_graph"},
+	{"open nodes by name", "memory.open_nodes"},
+}
+
+func TestSearchRelevance(t *testing.T) {
+	e := NewEnv(t)
+	npmConfig(t, e)
+	// Never read: search starts nothing and says what was not searched.
+	r := e.MustOK("search", "sum")
+	if r.Stdout != "" || !strings.Contains(r.Stderr, "mcpx refresh") {
+		t.Fatalf("search before refresh:\n%s", r)
+	}
+	e.MustOK("refresh")
+	for _, c := range relevance {
+		var sr api.SearchResponse
+		e.JSON(&sr, "search", "--limit", "3", c.query)
+		var got []string
+		for _, h := range sr.Results {
+			got = append(got, h.Namespace+"."+h.Name)
+			if len(h.Definition) != 0 {
+				t.Errorf("search results carry whole schemas: %s", h.Name)
+			}
+		}
+		if len(got) > 3 || !slices.Contains(got, c.want) {
+			t.Errorf("search %q: top 3 %v lack %s", c.query, got, c.want)
+		}
+	}
+	// A stop word matches nothing; --limit defaults to 10; ties by name.
+	var sr api.SearchResponse
+	e.JSON(&sr, "search", "a")
+	if len(sr.Results) != 0 {
+		t.Errorf("search a: %d results", len(sr.Results))
+	}
+	e.JSON(&sr, "search", "file directory")
+	if len(sr.Results) != 10 {
+		t.Errorf("search file directory: %d results, want the default limit 10", len(sr.Results))
+	}
+	// The namespace is a filter, by flag or prefix, never a matched word.
+	for _, args := range [][]string{{"search", "--ns", "memory", "delete"}, {"search", "memory:", "delete"}, {"search", "memory:delete"}} {
+		e.JSON(&sr, args...)
+		if len(sr.Results) == 0 {
+			t.Errorf("%q found nothing", args)
+		}
+		for _, h := range sr.Results {
+			if h.Namespace != "memory" {
+				t.Errorf("%q found %s.%s", args, h.Namespace, h.Name)
+			}
+		}
+	}
+	e.JSON(&sr, "search", "memory")
+	for _, h := range sr.Results {
+		if h.Namespace == "memory" && !strings.Contains(strings.ToLower(h.Description), "memor") {
+			t.Errorf("the namespace name matched as a word: %s.%s", h.Namespace, h.Name)
+		}
+	}
+	// Text results: NS.TOOL and the first sentence.
+	r = e.MustOK("search", "-n", "1", "gzip")
+	if r.Stdout != "everything.gzip-file-as-resource  Compresses a single file using gzip compression.\n" {
+		t.Errorf("text result:\n%s", r)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -382,5 +383,32 @@ func TestSearchRelevance(t *testing.T) {
 	r = e.MustOK("search", "-n", "1", "gzip")
 	if r.Stdout != "everything.gzip-file-as-resource  Compresses a single file using gzip compression.\n" {
 		t.Errorf("text result:\n%s", r)
+	}
+}
+
+// schema --format ts compiles under tsc --strict for every tool of the three
+// npm servers and the demo server.
+func TestTypeScriptCompiles(t *testing.T) {
+	tsc := npmBin(t, "tsc")
+	e := NewEnv(t)
+	npmConfig(t, e)
+	e.MustOK("refresh")
+	dir := filepath.Join(e.Root, "ts")
+	var files []string
+	for _, ns := range []string{"everything", "filesystem", "memory"} {
+		r := e.MustOK("schema", ns, "--format", "ts")
+		files = append(files, e.WriteFile(filepath.Join(dir, ns+".ts"), r.Stdout))
+	}
+	demo := NewEnv(t) // no config: the built-in demo server
+	r := demo.MustOK("schema", "demo", "--format", "ts")
+	if !strings.Contains(r.Stdout, "TimeInput") {
+		t.Fatalf("demo declarations lack TimeInput:\n%s", r)
+	}
+	files = append(files, e.WriteFile(filepath.Join(dir, "demo.ts"), r.Stdout))
+	cmd := exec.Command(tsc, append([]string{"--noEmit", "--strict", "--target", "es2020"}, files...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("tsc --noEmit --strict: %v\n%s", err, out)
 	}
 }

@@ -44,6 +44,7 @@ func callCommand(a *App) *ucli.Command {
 			&ucli.BoolFlag{Name: "raw", Usage: "print the MCP result exactly as the server sent it (--output raw)"},
 			&ucli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`FORMAT` of the result: text, json or raw"},
 			&ucli.BoolFlag{Name: "no-validate", Usage: "send the arguments without checking them against the input schema"},
+			&ucli.BoolFlag{Name: "progress", Usage: "print the server's progress and log messages on stderr, one line each (a terminal shows a progress bar anyway)"},
 			&ucli.StringFlag{Name: "session", Usage: "session `ID` for servers with scope session (default $MCPX_SESSION_ID)"},
 			&ucli.StringFlag{Name: "save", Usage: "copy binary results into `DIR`"},
 		},
@@ -75,7 +76,17 @@ func callCommand(a *App) *ucli.Command {
 			req := api.CallRequest{Namespace: ns, Tool: tool, Arguments: parsed.object, Pairs: parsed.pairs,
 				NoValidate: cmd.Bool("no-validate"), Raw: mode == "raw",
 				Session: session, Confirmed: cmd.Bool("yes")}
-			resp, err := a.callConfirmed(ctx, c, req)
+			call := c.Call
+			if a.StderrTTY || cmd.Bool("progress") {
+				// Stream the call: the server's progress and log
+				// messages show while it runs.
+				view := newProgressView(a.Stderr, a.StderrTTY, ns)
+				call = func(ctx context.Context, req api.CallRequest) (*api.CallResponse, error) {
+					defer view.done()
+					return c.CallStream(ctx, req, view.frame)
+				}
+			}
+			resp, err := a.callConfirmed(ctx, call, req)
 			if err != nil {
 				return err
 			}
@@ -110,10 +121,10 @@ func outputMode(cmd *ucli.Command) (string, error) {
 
 // callConfirmed calls, asking for confirmation on a terminal when the daemon
 // requires it, and turns policy refusals into exit 4 with one sentence.
-func (a *App) callConfirmed(ctx context.Context, c *client.Client, req api.CallRequest) (*api.CallResponse, error) {
+func (a *App) callConfirmed(ctx context.Context, call func(context.Context, api.CallRequest) (*api.CallResponse, error), req api.CallRequest) (*api.CallResponse, error) {
 	name := req.Namespace + "." + req.Tool
 	for {
-		resp, err := c.Call(ctx, req)
+		resp, err := call(ctx, req)
 		var ae *client.APIError
 		if !errors.As(err, &ae) {
 			return resp, err

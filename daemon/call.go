@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/upstream"
@@ -38,9 +39,46 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if !req.Stream {
+		resp, err := d.call(r, st, s, req, nil)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, resp)
+	}
+	// Streamed: the answer starts now, saying whether the server has to
+	// start (reading its tools may be the first thing that waits for it);
+	// every later failure is the stream's error frame.
+	state := api.CallCalling
+	if d.pools.Live(st.hashes[s.Name]) == 0 {
+		state = api.CallStarting
+	}
+	stream := startStream(w)
+	defer stream.close()
+	stream.send(api.StreamFrame{Status: &api.CallStatus{State: state, Namespace: s.Name}}, true)
+	resp, err := d.call(r, st, s, req, stream.observe)
+	if err != nil {
+		var he *httpError
+		if !errors.As(err, &he) {
+			he = mapError(err)
+		}
+		if he.status >= 500 {
+			d.log.Printf("%s: %s", he.body.Code, he.body.Error)
+		}
+		stream.send(api.StreamFrame{Error: &he.body}, true)
+		return nil
+	}
+	stream.send(api.StreamFrame{Result: resp}, true)
+	return nil
+}
+
+// call runs one tool call for serveCall: the tool is looked up, the policy
+// enforced, the arguments typed and checked, then the server called
+// (observe, when not nil, receiving its progress and log notices).
+func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.CallRequest, observe func(upstream.Notice)) (*api.CallResponse, error) {
 	if !s.Options.ToolAllowed(req.Tool) {
 		_, err := findTool(s.Name, req.Tool, tools(s, d.snapshot(st, s.Name)))
-		return err
+		return nil, err
 	}
 	snap := d.snapshot(st, s.Name)
 	var ts *toolSchema // the tool's input schema, when known
@@ -54,7 +92,7 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 		case err == nil:
 			snap, fetched = fresh, true
 		case pol.needsAnnotations():
-			return refuseUnlisted(s.Name, req.Tool, err)
+			return nil, refuseUnlisted(s.Name, req.Tool, err)
 		default:
 			// Only validation wanted the schema. A server that cannot
 			// run is reported now (the call would only meet its
@@ -62,7 +100,7 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 			// unchecked.
 			if e := cannotRun(err); e != nil {
 				e.body.Namespace, e.body.Tool = s.Name, req.Tool
-				return e
+				return nil, e
 			}
 		}
 	}
@@ -75,56 +113,65 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 			fresh, ferr := d.fetch(r.Context(), st, s.Name)
 			if ferr != nil {
 				if pol.needsAnnotations() {
-					return refuseUnlisted(s.Name, req.Tool, ferr)
+					return nil, refuseUnlisted(s.Name, req.Tool, ferr)
 				}
-				return err
+				return nil, err
 			}
 			snap = fresh
 			t, err = findTool(s.Name, req.Tool, tools(s, snap))
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := pol.check(s.Name, t, req.Confirmed); err != nil {
-			return err
+			return nil, err
 		}
 		ts = d.idx.of(snap).schemaOf(t)
 	}
 	args, err := buildArgs(s.Name, req.Tool, ts, req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	spec, err := d.spec(st, s, snap)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	d.calls.Add(1)
-	raw, err := d.pools.Call(r.Context(), spec, upstream.Caller{Session: req.Session, Cwd: req.Cwd}, req.Tool, args)
+	caller := upstream.Caller{Session: req.Session, Cwd: req.Cwd}
+	return d.finishCall(st, s.Name, req, snap, func() (json.RawMessage, error) {
+		return d.pools.CallObserved(r.Context(), spec, caller, req.Tool, args, observe)
+	})
+}
+
+// finishCall runs call (the request to the server) and turns its answer
+// into the CallResponse: errors mapped and named, binary content stored.
+func (d *daemon) finishCall(st *state, ns string, req api.CallRequest, snap *cache.Snapshot, call func() (json.RawMessage, error)) (*api.CallResponse, error) {
+	raw, err := call()
 	d.pokeStatus()
 	if err != nil {
 		e := mapError(err)
 		if e.body.Namespace == "" {
-			e.body.Namespace = s.Name
+			e.body.Namespace = ns
 		}
 		e.body.Tool = req.Tool
-		return e
+		return nil, e
 	}
 	if !usable(snap) {
 		// No snapshot, or one recording a failed listing: the server
 		// answers now, so read its list for the next `ls`.
-		d.fetchLater(st, s.Name)
+		d.fetchLater(st, ns)
 	}
-	resp, err := d.extractBlobs(s.Name, req.Tool, raw)
+	resp, err := d.extractBlobs(ns, req.Tool, raw)
 	if err != nil {
-		return apiErr(http.StatusBadGateway, api.CodeTransport, "result of %s.%s: %v", s.Name, req.Tool, err)
+		return nil, apiErr(http.StatusBadGateway, api.CodeTransport, "result of %s.%s: %v", ns, req.Tool, err)
 	}
 	if req.Raw {
 		// The result exactly as received; the blobs stay listed (and
 		// stored) beside it.
 		resp.Result = raw
 	}
-	return writeJSON(w, resp)
+	return &resp, nil
 }
 
 // refuseUnlisted is the answer to a call whose tool list could not be read

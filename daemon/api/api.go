@@ -166,6 +166,12 @@ type CallRequest struct {
 	// Raw asks for the result exactly as the server sent it: binary
 	// content is still stored (Blobs) but stays inline in Result.
 	Raw bool `json:"raw,omitempty"`
+	// Stream asks for an application/x-ndjson answer: StreamFrame lines
+	// while the call runs (progress, log, status), ending with exactly one
+	// frame carrying the result or the error. Failures before the call
+	// starts (unknown tool, invalid arguments, policy) are plain error
+	// answers with their HTTP status, as without Stream.
+	Stream bool `json:"stream,omitempty"`
 	// Session is MCPX_SESSION_ID or --session (scope "session").
 	Session string `json:"session,omitempty"`
 	// Cwd is the caller's working directory (scope "cwd").
@@ -182,6 +188,48 @@ type ArgPair struct {
 	Value string `json:"value"`
 	JSON  bool   `json:"json,omitempty"`
 }
+
+// ContentTypeNDJSON is the media type of a streamed call answer.
+const ContentTypeNDJSON = "application/x-ndjson"
+
+// StreamFrame is one line of a streamed call answer: exactly one field is
+// set.
+type StreamFrame struct {
+	Progress *Progress     `json:"progress,omitempty"`
+	Log      *LogMessage   `json:"log,omitempty"`
+	Status   *CallStatus   `json:"status,omitempty"`
+	Result   *CallResponse `json:"result,omitempty"`
+	Error    *Error        `json:"error,omitempty"`
+}
+
+// Progress is a notifications/progress the server sent for the call.
+type Progress struct {
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"` // 0: unknown
+	Message  string  `json:"message,omitempty"`
+}
+
+// LogMessage is a notifications/message (log line) the server sent while
+// the call ran.
+type LogMessage struct {
+	Level  string          `json:"level,omitempty"`
+	Logger string          `json:"logger,omitempty"`
+	Data   json.RawMessage `json:"data,omitempty"`
+}
+
+// CallStatus says where the call is: State "starting" when no instance of
+// the server runs yet (the call waits for one to start), "calling" once
+// the request went to the server.
+type CallStatus struct {
+	State     string `json:"state"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// Call states.
+const (
+	CallStarting = "starting"
+	CallCalling  = "calling"
+)
 
 // Blob is binary tool output stored in the content-addressed cache.
 type Blob struct {

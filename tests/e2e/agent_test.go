@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
@@ -412,3 +414,56 @@ func TestTypeScriptCompiles(t *testing.T) {
 		t.Fatalf("tsc --noEmit --strict: %v\n%s", err, out)
 	}
 }
+
+// The server's progress reaches the user while the call runs: a bar on a
+// terminal (run through a pseudo-terminal with script(1)), one line per
+// update with --progress, nothing otherwise.
+func TestProgressThroughAPseudoTerminal(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) is not installed")
+	}
+	e := NewEnv(t)
+	npmConfig(t, e)
+	call := []string{"call", "everything.trigger-long-running-operation", "duration=2", "steps=4"}
+
+	line := quote(mcpxBin) + " " + strings.Join(call, " ")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, script, "-qec", line, "/dev/null")
+	cmd.Dir = e.Work
+	cmd.Env = e.Environ()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%q", line, err, out)
+	}
+	text := string(out)
+	var updates []string
+	for _, pct := range []string{" 25%", " 50%", " 75%", "100%"} {
+		if strings.Contains(text, pct) {
+			updates = append(updates, pct)
+		}
+	}
+	if len(updates) < 2 || !strings.Contains(text, "\r\x1b[K[####") {
+		t.Fatalf("want at least two progress bar updates on the terminal, got %v in %q", updates, text)
+	}
+	if !strings.Contains(text, "Long running operation completed") {
+		t.Fatalf("the result is missing: %q", text)
+	}
+
+	// Without a terminal: nothing on stderr, unless --progress.
+	r := e.MustOK(call...)
+	if r.Stderr != "" || !strings.Contains(r.Stdout, "completed") {
+		t.Fatalf("no terminal, no --progress:\n%s", r)
+	}
+	r = e.MustOK(append([]string{"call", "--progress"}, call[1:]...)...)
+	if n := strings.Count(r.Stderr, "everything progress "); n < 2 || !strings.Contains(r.Stderr, "progress 2/4") {
+		t.Fatalf("--progress: want one line per update\n%s", r)
+	}
+	if strings.Contains(r.Stdout, "progress") {
+		t.Fatalf("--progress wrote to stdout:\n%s", r)
+	}
+}
+
+// quote quotes s for sh.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

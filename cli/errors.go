@@ -36,7 +36,7 @@ func (a *App) describe(err error) (int, string) {
 }
 
 func (f failure) text() string {
-	what, hint, tail := f.what, f.hint, f.tail
+	what, hint, tail := undouble(f.what), f.hint, f.tail
 	if what == "" && hint == "" {
 		return ""
 	}
@@ -47,22 +47,39 @@ func (f failure) text() string {
 		what, hint = strings.TrimSuffix(strings.TrimSpace(what), ".")+"; "+hint, ""
 	}
 	b.WriteString(sentence(what))
+	if tail = strings.TrimRight(tail, "\n"); tail != "" {
+		// The server's own words, quoted once; what to do follows on
+		// its own line.
+		for _, line := range strings.Split(tail, "\n") {
+			b.WriteString("\n  | ")
+			b.WriteString(line)
+		}
+		if hint != "" {
+			b.WriteString("\n")
+			b.WriteString(capitalize(sentence(hint)))
+		}
+		return b.String()
+	}
 	if hint != "" {
 		b.WriteString(" ")
 		b.WriteString(capitalize(sentence(hint)))
 	}
-	if tail = strings.TrimRight(tail, "\n"); tail != "" {
-		// The tail is the server's own words, quoted once, after the
-		// sentence that says what to do.
-		b.WriteString("\n")
-		for _, line := range strings.Split(tail, "\n") {
-			b.WriteString("  | ")
-			b.WriteString(line)
-			b.WriteString("\n")
-		}
-		return strings.TrimRight(b.String(), "\n")
-	}
 	return b.String()
+}
+
+// undouble drops a prefix repeated back to back, as wrapped errors from
+// libraries produce ("failed to send request: failed to send request: x"
+// → "failed to send request: x").
+func undouble(s string) string {
+	parts := strings.Split(s, ": ")
+	out := make([]string, 0, len(parts))
+	for i, p := range parts {
+		if i > 0 && p == parts[i-1] {
+			continue
+		}
+		out = append(out, p)
+	}
+	return strings.Join(out, ": ")
 }
 
 // ErrorDoc is what --json prints on stdout for a failure.
@@ -231,8 +248,12 @@ func classifyAPI(e *client.APIError) failure {
 		return f(ExitUnavailable, codeServer, serverHint(b.Namespace), b.Stderr)
 	case api.CodeCooldown:
 		if b.RetryAfter != nil {
-			wait := time.Until(*b.RetryAfter).Round(time.Second)
-			what = fmt.Sprintf("%s (cooling down until %s, in %s)", strings.TrimSuffix(what, "."), b.RetryAfter.Local().Format("15:04:05"), max(wait, 0))
+			wait := max(time.Until(*b.RetryAfter).Round(time.Second), 0)
+			if strings.Contains(what, "cooling down until") {
+				what = fmt.Sprintf("%s (retry in %s)", strings.TrimSuffix(what, "."), wait)
+			} else {
+				what = fmt.Sprintf("%s (cooling down until %s, in %s)", strings.TrimSuffix(what, "."), b.RetryAfter.Local().Format("15:04:05"), wait)
+			}
 		}
 		return f(ExitUnavailable, codeServer, serverHint(b.Namespace), b.Stderr)
 	case api.CodeTimeout:

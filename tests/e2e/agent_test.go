@@ -467,3 +467,27 @@ func TestProgressThroughAPseudoTerminal(t *testing.T) {
 
 // quote quotes s for sh.
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// Messages worth reading: a server's stderr tail once with the hint on its
+// own line, and the request size limit named.
+func TestMessagesWorthReading(t *testing.T) {
+	e := NewEnv(t)
+	bad := e.WriteFile("bad.sh", "#!/bin/sh\necho 'boom: no database at /var/db' >&2\nexit 1\n")
+	if err := os.Chmod(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {"bad": {"command": %s}, "fx": {"command": %s}}}`,
+		jsonString(bad), jsonString(fixtureBin)))
+	for i := 0; i < 2; i++ { // the failed start, then its cooldown
+		r := e.Mcpx("call", "bad.anything")
+		lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+		if r.Code != 3 || strings.Count(r.Stderr, "boom: no database") != 1 || !strings.HasPrefix(lines[len(lines)-1], "Check the bad server's entry") {
+			t.Errorf("want the stderr tail once and the hint on its own last line\n%s", r)
+		}
+	}
+	huge := e.WriteFile("huge.txt", strings.Repeat("x", 5<<20))
+	r := e.Mcpx("call", "fx.echo", "text=@"+huge)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "request size limit") {
+		t.Errorf("want exit 2 naming the request size limit\n%s", r)
+	}
+}

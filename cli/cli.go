@@ -122,6 +122,23 @@ func (a *App) root() *ucli.Command {
 		Name:    "mcpx",
 		Usage:   "every configured MCP server behind one command",
 		Version: version.String(),
+		Description: "Start with `mcpx ls`, `mcpx search WORDS`, `mcpx call NS.TOOL --help`, then\n" +
+			"`mcpx call NS.TOOL key=value…`. `mcpx help COMMAND` explains a command; docs/cli.md has them all.\n\n" +
+			"Configs (every one found is used, nearest first):\n" +
+			"  --config FILE or $MCPX_CONFIG   exactly that file, nothing else\n" +
+			"  from the working directory up to /: .mcpx.json, .mcpx/config.json, .mcp.json, and the project\n" +
+			"      files of other MCP hosts (.cursor/mcp.json, .vscode/mcp.json, ...)\n" +
+			"  $XDG_CONFIG_HOME/mcpx/config.json (~/.config/mcpx/config.json), then the user files of\n" +
+			"      other MCP hosts (Claude, Cursor, VS Code, ...)\n" +
+			"  none at all: the built-in demo server   (`mcpx config --path` lists what is used)\n\n" +
+			"Exit codes:\n" +
+			"  0  success\n" +
+			"  1  the tool reported an error (isError) or the server rejected the call\n" +
+			"  2  usage or configuration error (unknown command, namespace, tool or argument; bad config)\n" +
+			"  3  the daemon or a server failed (cannot start, timed out, went away)\n" +
+			"  4  refused by policy (destructive call not confirmed or denied; untrusted config)\n\n" +
+			"With --json every answer, failures included, is one JSON document on stdout;\n" +
+			"a failure is {\"error\": {\"code\", \"message\", \"exit\", ...}}.",
 		Flags: []ucli.Flag{
 			&ucli.BoolFlag{Name: "json", Usage: "print a stable JSON document instead of text"},
 			&ucli.StringFlag{Name: "config", Usage: "use exactly this config `FILE` (like MCPX_CONFIG)"},
@@ -143,7 +160,7 @@ func (a *App) root() *ucli.Command {
 		},
 	}
 	onUsage := func(_ context.Context, cmd *ucli.Command, err error, _ bool) error {
-		return &usageError{err: err, cmd: cmd.FullName(), suggest: nearestFlag(cmd, err)}
+		return flagError(cmd, err)
 	}
 	var walk func(*ucli.Command)
 	walk = func(c *ucli.Command) {
@@ -254,15 +271,25 @@ func unknownCommand(cmd *ucli.Command, name string) error {
 	return &usageError{err: errors.New(what), cmd: cmd.FullName(), suggest: config.Nearest(name, names)}
 }
 
-// nearestFlag suggests the nearest flag of cmd (and its ancestors, whose
-// flags it inherits) for an "undefined flag" parse error. It reads the flag
-// name out of urfave/cli's message, for the suggestion only.
-func nearestFlag(cmd *ucli.Command, err error) string {
-	_, name, ok := strings.Cut(err.Error(), "flag provided but not defined: ")
-	if !ok {
-		return ""
+// flagError is the usage error for a command line urfave/cli could not
+// parse; an undefined flag is named as the user wrote it, with the nearest
+// defined one.
+func flagError(cmd *ucli.Command, err error) error {
+	if _, name, ok := strings.Cut(err.Error(), "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(strings.TrimSpace(name), "-")
+		dashes := "--"
+		if len(name) == 1 {
+			dashes = "-"
+		}
+		err = fmt.Errorf("unknown flag %s%s", dashes, name)
+		return &usageError{err: err, cmd: cmd.FullName(), suggest: nearestFlag(cmd, name)}
 	}
-	name = strings.TrimLeft(strings.TrimSpace(name), "-")
+	return &usageError{err: err, cmd: cmd.FullName()}
+}
+
+// nearestFlag suggests the nearest flag of cmd (and its ancestors, whose
+// flags it inherits) for an undefined flag name.
+func nearestFlag(cmd *ucli.Command, name string) string {
 	var names []string
 	for _, c := range cmd.Lineage() {
 		for _, f := range c.Flags {

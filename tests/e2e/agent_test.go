@@ -218,7 +218,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"cal", "demo.echo"}, "did you mean call?"},
 		{[]string{"cache", "foo"}, "cache has no subcommand"},
 		{[]string{"completion", "tcsh"}, "no subcommand"},
-		{[]string{"ls", "--jsn"}, "did you mean --json?"},
+		{[]string{"ls", "--jsn"}, "unknown flag --jsn; did you mean --json?"},
 		{[]string{"call", "--raww", "demo.echo"}, "did you mean --raw?"},
 		{[]string{"help", "cll"}, "did you mean call?"},
 		{[]string{"call", "demo"}, "NS.TOOL"},
@@ -247,6 +247,13 @@ func TestUsageErrorsExit2(t *testing.T) {
 	}
 	if r := e.MustOK("help"); !strings.Contains(r.Stdout, "COMMANDS") {
 		t.Errorf("help:\n%s", r)
+	}
+	// mcpx --help shows the exit codes and where configs are looked for.
+	r := e.MustOK("--help")
+	for _, want := range []string{"Exit codes", "2  usage or configuration error", "4  refused by policy", ".mcp.json", "$MCPX_CONFIG", "~/.config/mcpx/config.json"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("mcpx --help lacks %q", want)
+		}
 	}
 }
 

@@ -325,7 +325,7 @@ func toolHelpArgs(args []string) []string {
 	if i >= len(args) || args[i] != "call" {
 		return args
 	}
-	target, help := "", false
+	target, help, json := "", false, false
 scan:
 	for _, a := range args[i+1:] {
 		switch {
@@ -333,6 +333,8 @@ scan:
 			break scan
 		case a == "--help" || a == "-h" || a == "-help":
 			help = true
+		case a == "--json" || a == "-json":
+			json = true
 		case target == "" && !strings.HasPrefix(a, "-") && strings.Contains(a, "."):
 			target = a
 		}
@@ -341,5 +343,8 @@ scan:
 		return args
 	}
 	out := append([]string{}, args[:i]...)
+	if json {
+		out = append(out, "--json")
+	}
 	return append(out, "help", target)
 }

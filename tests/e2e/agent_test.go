@@ -150,7 +150,8 @@ func agentConfig(t *testing.T, e *Env) string {
     "memory": {"command": %[4]s, "env": {"MEMORY_FILE_PATH": %[5]s}},
     "guarded": {"command": %[2]s, "args": [%[3]s], "mcpx": {"policy": {"destructive": "deny"}}},
     "broken": {"command": "/bin/false"},
-    "hasty": {"command": %[1]s, "args": ["stdio"], "mcpx": {"callTimeout": "1s"}}
+    "hasty": {"command": %[1]s, "args": ["stdio"], "mcpx": {"callTimeout": "1s"}},
+    "secret": {"command": %[1]s, "args": ["stdio"], "env": {"TOKEN": "${MCPX_E2E_UNSET_TOKEN}"}}
   }
 }`, jsonString(everything), jsonString(filesystem), jsonString(shared), jsonString(npmBin(t, "mcp-server-memory")),
 		jsonString(filepath.Join(e.Root, "memory.jsonl"))))
@@ -179,6 +180,8 @@ func TestErrorsAsJSON(t *testing.T) {
 		{[]string{"call", "broken.anything"}, "server_failed", 3},
 		{[]string{"call", "hasty.trigger-long-running-operation", "duration=5", "steps=5"}, "timeout", 3},
 		{[]string{"--config", filepath.Join(e.Root, "missing.json"), "ls"}, "config_error", 2},
+		{[]string{"call", "secret.echo", "message=x"}, "unset_variable", 2},
+		{[]string{"call", "everything.echo", "message=@" + e.WriteFile("huge.txt", strings.Repeat("x", 5<<20))}, "request_too_large", 2},
 	} {
 		args := append([]string{"--json"}, c.args...)
 		r := e.Mcpx(args...)

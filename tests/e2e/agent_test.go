@@ -479,15 +479,25 @@ func TestProgressThroughAPseudoTerminal(t *testing.T) {
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // Messages worth reading: a server's stderr tail once with the hint on its
-// own line, and the request size limit named.
+// own line, a non-JSON line a server wrote on stdout quoted, and the request
+// size limit named.
 func TestMessagesWorthReading(t *testing.T) {
 	e := NewEnv(t)
 	bad := e.WriteFile("bad.sh", "#!/bin/sh\necho 'boom: no database at /var/db' >&2\nexit 1\n")
 	if err := os.Chmod(bad, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {"bad": {"command": %s}, "fx": {"command": %s}}}`,
-		jsonString(bad), jsonString(fixtureBin)))
+	chatty := e.WriteFile("chatty.sh", "#!/bin/sh\necho 'Welcome to my server v1.0'\nexec sleep 30\n")
+	if err := os.Chmod(chatty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {"bad": {"command": %s}, "fx": {"command": %s},
+		"chatty": {"command": %s, "mcpx": {"startTimeout": "2s"}}}}`,
+		jsonString(bad), jsonString(fixtureBin), jsonString(chatty)))
+	// A line on stdout that is not JSON-RPC is quoted in the error.
+	if r := e.Mcpx("call", "chatty.anything"); r.Code != 3 || !strings.Contains(r.Stderr, `"Welcome to my server v1.0"`) {
+		t.Errorf("want the non-JSON stdout line quoted\n%s", r)
+	}
 	for i := 0; i < 2; i++ { // the failed start, then its cooldown
 		r := e.Mcpx("call", "bad.anything")
 		lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -267,7 +268,7 @@ func typeName(root, s map[string]any) string {
 			var names []string
 			for _, alt := range alts {
 				n := typeName(root, asMap(alt))
-				if !contains(names, n) {
+				if !slices.Contains(names, n) {
 					names = append(names, n)
 				}
 			}
@@ -308,15 +309,6 @@ func typeName(root, s map[string]any) string {
 		}
 	}
 	return strings.Join(types, " | ")
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // example is an mcpx call line with a value for each required parameter

@@ -80,8 +80,8 @@ func callCommand(a *App) *ucli.Command {
 			if a.StderrTTY || cmd.Bool("progress") {
 				// Stream the call: the server's progress and log
 				// messages show while it runs.
-				view := newProgressView(a.Stderr, a.StderrTTY, ns)
 				call = func(ctx context.Context, req api.CallRequest) (*api.CallResponse, error) {
+					view := newProgressView(a.Stderr, a.StderrTTY, ns) // one per attempt (a confirmed retry is another)
 					defer view.done()
 					return c.CallStream(ctx, req, view.frame)
 				}

@@ -80,7 +80,15 @@ func (d *daemon) handler() http.Handler {
 // writeJSON answers 200 with v.
 func writeJSON(w http.ResponseWriter, v any) error {
 	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(v)
+	return newEncoder(w).Encode(v)
+}
+
+// newEncoder writes JSON without HTML escaping: results pass through as the
+// server sent them ("<" stays "<", not "\u003c").
+func newEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
 }
 
 // decodeBody reads a JSON request body into v; an empty body leaves v as

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"encoding/json"
 	"net/http"
 	"sync"
 
@@ -40,7 +39,7 @@ func startStream(w http.ResponseWriter) *frameStream {
 
 func (fs *frameStream) run() {
 	defer close(fs.done)
-	enc := json.NewEncoder(fs.w)
+	enc := newEncoder(fs.w)
 	flusher, _ := fs.w.(http.Flusher)
 	broken := false
 	for f := range fs.queue {

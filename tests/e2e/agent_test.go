@@ -94,6 +94,13 @@ func TestFaithfulOutput(t *testing.T) {
 		}
 	}
 
+	// --raw keeps text bytes JSON would escape for HTML.
+	e.WriteFile(filepath.Join(shared, "html.txt"), "<a href=\"x\">&amp;</a>\n")
+	r0 := e.MustOK("call", "--raw", "filesystem.read_text_file", "path="+filepath.Join(shared, "html.txt"))
+	if !strings.Contains(r0.Stdout, `<a href=\"x\">&amp;</a>`) {
+		t.Errorf("--raw escaped the text:\n%s", r0)
+	}
+
 	// --raw: the result exactly as received, image data intact.
 	r := e.MustOK("call", "--raw", "everything.get-tiny-image")
 	var raw struct {

@@ -467,10 +467,15 @@ func TestProgressThroughAPseudoTerminal(t *testing.T) {
 	if !strings.Contains(text, "Long running operation completed") {
 		t.Fatalf("the result is missing: %q", text)
 	}
+	// On a terminal the text gains the newline it lacks (script(1) shows
+	// it as \r\n); without one it is written exactly as sent (below).
+	if !strings.HasSuffix(text, "Steps: 4.\r\n") {
+		t.Errorf("on a terminal the result should end with one newline: %q", text)
+	}
 
 	// Without a terminal: nothing on stderr, unless --progress.
 	r := e.MustOK(call...)
-	if r.Stderr != "" || !strings.Contains(r.Stdout, "completed") {
+	if r.Stderr != "" || !strings.HasSuffix(r.Stdout, "Steps: 4.") {
 		t.Fatalf("no terminal, no --progress:\n%s", r)
 	}
 	r = e.MustOK(append([]string{"call", "--progress"}, call[1:]...)...)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -27,6 +28,13 @@ func (a *App) client(ctx context.Context, cmd *ucli.Command) (*client.Client, er
 	if file != "" {
 		if file, err = filepath.Abs(file); err != nil {
 			return nil, usagef("--config %s: %v", cmd.String("config"), err)
+		}
+		// Blame the flag the user gave, not MCPX_CONFIG (which --config
+		// stands in for below).
+		if fi, err := os.Stat(file); err != nil {
+			return nil, &client.ConfigError{Err: fmt.Errorf("--config %s: %w", cmd.String("config"), err)}
+		} else if fi.IsDir() {
+			return nil, &client.ConfigError{Err: fmt.Errorf("--config %s: is a directory, not a config file", cmd.String("config"))}
 		}
 	}
 	return client.New(client.Options{

@@ -1,76 +1,51 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
-const addSchema = `{"type":"object","properties":{
-  "a":{"type":"number"},"n":{"type":"integer"},"s":{"type":"string"},"b":{"type":"boolean"},
-  "list":{"type":"array","items":{"type":"string"}},"obj":{"type":"object"},
-  "maybe":{"type":["integer","null"]},"either":{"anyOf":[{"type":"integer"},{"type":"string"}]},
-  "color":{"enum":["red","green"]},"level":{"enum":[1,2,3]}}}`
-
-func build(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	var schema map[string]any
-	if err := json.Unmarshal([]byte(addSchema), &schema); err != nil {
-		t.Fatal(err)
-	}
-	p, err := parseArgs(args, strings.NewReader(`{"from":"stdin"}`))
-	if err != nil {
-		return "", err
-	}
-	out, err := p.build(schema)
-	return string(out), err
-}
-
-func TestCoercionBySchema(t *testing.T) {
+func TestParseArgsRaw(t *testing.T) {
+	dir := t.TempDir()
+	obj := filepath.Join(dir, "args.json")
+	os.WriteFile(obj, []byte(`{"from":"file"}`+"\n"), 0o644)
+	text := filepath.Join(dir, "text.txt")
+	os.WriteFile(text, []byte("line one\nline two\n"), 0o644)
 	cases := []struct {
-		args []string
-		want string
+		args   []string
+		object string
+		pairs  []api.ArgPair
 	}{
-		{nil, `{}`},
-		{[]string{`{"a": 1}`}, `{"a": 1}`},
-		{[]string{"-"}, `{"from":"stdin"}`},
-		{[]string{"a=1.5", "n=3"}, `{"a":1.5,"n":3}`},
-		{[]string{"s=123"}, `{"s":"123"}`},                 // strings stay strings
-		{[]string{"s=a=b"}, `{"s":"a=b"}`},                 // only the first = splits
-		{[]string{"b=true"}, `{"b":true}`},                 //
-		{[]string{`list=["x","y"]`}, `{"list":["x","y"]}`}, //
-		{[]string{`obj={"k":1}`}, `{"obj":{"k":1}}`},
-		{[]string{"maybe=null"}, `{"maybe":null}`},
-		{[]string{"maybe=7"}, `{"maybe":7}`},
-		{[]string{"either=7"}, `{"either":7}`},
-		{[]string{"either=seven"}, `{"either":"seven"}`},
-		{[]string{"color=red"}, `{"color":"red"}`},
-		{[]string{"level=2"}, `{"level":2}`},
-		{[]string{"unknown=5"}, `{"unknown":"5"}`},        // no type known: a string
-		{[]string{"s:=5"}, `{"s":5}`},                     // := forces raw JSON
-		{[]string{`raw:={"x":[1]}`}, `{"raw":{"x":[1]}}`}, //
-		{[]string{"a=-3"}, `{"a":-3}`},                    //
-		{[]string{"n=1e2"}, `{"n":1e2}`},                  // integral value in exponent form
+		{nil, "", nil},
+		{[]string{`{"a": 1}`}, `{"a": 1}`, nil},
+		{[]string{"-"}, `{"from":"stdin"}`, nil},
+		{[]string{"@" + obj}, `{"from":"file"}`, nil},
+		{[]string{"@" + obj, "b=2"}, `{"from":"file"}`, []api.ArgPair{{Key: "b", Value: "2"}}},
+		{[]string{"a=1.5", "s=a=b"}, "", []api.ArgPair{{Key: "a", Value: "1.5"}, {Key: "s", Value: "a=b"}}},
+		{[]string{"s:=5"}, "", []api.ArgPair{{Key: "s", Value: "5", JSON: true}}},
+		{[]string{"t=@" + text}, "", []api.ArgPair{{Key: "t", Value: "line one\nline two\n"}}},
+		{[]string{`t=\@home`}, "", []api.ArgPair{{Key: "t", Value: "@home"}}},
+		{[]string{"tag=a", "tag=b"}, "", []api.ArgPair{{Key: "tag", Value: "a"}, {Key: "tag", Value: "b"}}},
 	}
 	for _, c := range cases {
-		got, err := build(t, c.args...)
+		got, err := parseArgs(c.args, strings.NewReader(`{"from":"stdin"}`))
 		if err != nil {
 			t.Errorf("%q: %v", c.args, err)
 			continue
 		}
-		var g, w any
-		json.Unmarshal([]byte(got), &g)
-		json.Unmarshal([]byte(c.want), &w)
-		gb, _ := json.Marshal(g)
-		wb, _ := json.Marshal(w)
-		if string(gb) != string(wb) {
-			t.Errorf("%q = %s, want %s", c.args, got, c.want)
+		if string(got.object) != c.object || !reflect.DeepEqual(got.pairs, c.pairs) {
+			t.Errorf("%q = %s %+v, want %s %+v", c.args, got.object, got.pairs, c.object, c.pairs)
 		}
 	}
 }
 
-func TestCoercionErrors(t *testing.T) {
+func TestParseArgsErrors(t *testing.T) {
 	cases := []struct {
 		args []string
 		want string
@@ -79,33 +54,18 @@ func TestCoercionErrors(t *testing.T) {
 		{[]string{"42"}, "arguments must be a JSON object"},
 		{[]string{`"text"`}, "arguments must be a JSON object"},
 		{[]string{"{bad"}, "not valid JSON"},
-		{[]string{"a=abc"}, `"abc" is not a number`},
-		{[]string{"n=1.5"}, "not an integer"},
-		{[]string{"b=maybe"}, "not true or false"},
-		{[]string{"list=x,y"}, "not a JSON array"},
+		{[]string{"@/nonexistent/args.json"}, "no such file"},
+		{[]string{"t=@/nonexistent/value"}, "no such file"},
 		{[]string{"nokey"}, "is not key=value"},
 		{[]string{"=5"}, "no name"},
-		{[]string{"a=1", "a=2"}, "given twice"},
 		{[]string{"x:={"}, "not valid JSON"},
-		{[]string{`{"a":1}`, "b=2"}, "not both"},
+		{[]string{"b=2", `{"a":1}`}, "JSON object (or - or @FILE) first"},
 	}
 	for _, c := range cases {
-		_, err := build(t, c.args...)
+		_, err := parseArgs(c.args, nil)
 		var ue *usageError
 		if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want a usage error containing %q", c.args, err, c.want)
-		}
-	}
-}
-
-func TestNeedsSchemaOnlyForPlainPairs(t *testing.T) {
-	for args, want := range map[string]bool{`{"a":1}`: false, "a:=1": false, "a=1": true} {
-		p, err := parseArgs([]string{args}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p.needsSchema() != want {
-			t.Errorf("%s: needsSchema = %v, want %v", args, !want, want)
 		}
 	}
 }

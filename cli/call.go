@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,13 +32,19 @@ func callCommand(a *App) *ucli.Command {
 	return &ucli.Command{
 		Name:      "call",
 		Usage:     "call a tool",
-		ArgsUsage: "NS.TOOL [JSON | key=value | key:=JSON ...]",
-		Description: "Arguments are one JSON object (\"-\" reads it from stdin) or key=value pairs typed by the\n" +
-			"tool's input schema (numbers, booleans, arrays and objects are read as JSON; strings stay\n" +
-			"strings); key:=JSON passes the value as raw JSON.",
+		ArgsUsage: "NS.TOOL [JSON | - | @FILE] [key=value | key:=JSON | key=@FILE ...]",
+		Description: "Arguments are one JSON object (\"-\" reads it from stdin, @FILE from a file) and/or\n" +
+			"key=value pairs, typed by the tool's input schema in the daemon (numbers, booleans, arrays\n" +
+			"and objects are read as JSON; strings stay strings). key:=JSON passes the value as raw JSON,\n" +
+			"key=@FILE reads the value from a file, and a repeated key builds an array where the schema\n" +
+			"says array. The daemon checks the arguments against the schema first (--no-validate skips\n" +
+			"that). `mcpx call NS.TOOL --help` lists the tool's parameters.",
 		Flags: []ucli.Flag{
 			&ucli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "confirm a destructive call without asking"},
-			&ucli.BoolFlag{Name: "raw", Usage: "print the full result JSON"},
+			&ucli.BoolFlag{Name: "raw", Usage: "print the MCP result exactly as the server sent it (--output raw)"},
+			&ucli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`FORMAT` of the result: text, json or raw"},
+			&ucli.BoolFlag{Name: "no-validate", Usage: "send the arguments without checking them against the input schema"},
+			&ucli.BoolFlag{Name: "progress", Usage: "print the server's progress and log messages on stderr, one line each (a terminal shows a progress bar anyway)"},
 			&ucli.StringFlag{Name: "session", Usage: "session `ID` for servers with scope session (default $MCPX_SESSION_ID)"},
 			&ucli.StringFlag{Name: "save", Usage: "copy binary results into `DIR`"},
 			&ucli.BoolFlag{Name: "task", Usage: "run a tool whose task support is optional as a task"},
@@ -52,6 +59,10 @@ func callCommand(a *App) *ucli.Command {
 			if ns == "" || tool == "" {
 				return usagef("call: %q is not NS.TOOL", target)
 			}
+			mode, err := outputMode(cmd)
+			if err != nil {
+				return err
+			}
 			parsed, err := parseArgs(cmd.Args().Tail(), a.Stdin)
 			if err != nil {
 				return err
@@ -60,62 +71,66 @@ func callCommand(a *App) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			var input map[string]any
-			if parsed.needsSchema() {
-				if input, err = inputSchema(ctx, c, ns, tool); err != nil {
-					return err
-				}
-			}
-			args, err := parsed.build(input)
-			if err != nil {
-				return err
-			}
 			session := cmd.String("session")
 			if session == "" {
 				session = a.Getenv("MCPX_SESSION_ID")
 			}
-			req := api.CallRequest{Namespace: ns, Tool: tool, Arguments: args, Session: session, Confirmed: cmd.Bool("yes")}
+			req := api.CallRequest{Namespace: ns, Tool: tool, Arguments: parsed.object, Pairs: parsed.pairs,
+				NoValidate: cmd.Bool("no-validate"), Raw: mode == "raw",
+				Session: session, Confirmed: cmd.Bool("yes")}
 			req.Task, req.Detach = cmd.Bool("task"), cmd.Bool("detach")
-			resp, detached, err := a.callTask(ctx, c, req)
+			call := c.Call
+			if a.StderrTTY || cmd.Bool("progress") {
+				// Stream the call: the server's progress and log
+				// messages show while it runs.
+				call = func(ctx context.Context, req api.CallRequest) (*api.CallResponse, error) {
+					view := newProgressView(a.Stderr, a.StderrTTY, ns) // one per attempt (a confirmed retry is another)
+					defer view.done()
+					return c.CallStream(ctx, req, view.frame)
+				}
+			}
+			resp, detached, err := a.callTask(ctx, c, call, req)
 			if err != nil {
 				return err
 			}
 			if detached {
 				return a.renderDetached(cmd, resp)
 			}
-			return a.renderCall(cmd, tool, resp)
+			return a.renderCall(cmd, mode, tool, resp)
 		},
 	}
 }
 
-// inputSchema fetches the tool's input schema from the daemon's cache (an
-// unknown namespace or tool fails here, with the daemon's suggestion).
-func inputSchema(ctx context.Context, c *client.Client, ns, tool string) (map[string]any, error) {
-	r, err := c.Schema(ctx, ns, tool)
-	if err != nil {
-		return nil, err
+// outputMode is the call's output form: text (default), json (--json or
+// --output json) or raw (--raw or --output raw).
+func outputMode(cmd *ucli.Command) (string, error) {
+	mode := cmd.String("output")
+	switch mode {
+	case "", "text", "json", "raw":
+	default:
+		return "", usagef("--output must be text, json or raw, not %q", mode)
 	}
-	for _, t := range r.Tools {
-		if t.Name != tool {
-			continue
+	if cmd.Bool("raw") {
+		if mode != "" && mode != "raw" {
+			return "", usagef("--raw and --output %s contradict each other", mode)
 		}
-		var def struct {
-			InputSchema map[string]any `json:"inputSchema"`
-		}
-		if err := json.Unmarshal(t.Definition, &def); err != nil {
-			return nil, fmt.Errorf("read the schema of %s.%s: %w", ns, tool, err)
-		}
-		return def.InputSchema, nil
+		mode = "raw"
 	}
-	return nil, nil // no schema known: values stay strings
+	if mode == "" {
+		mode = "text"
+		if jsonOut(cmd) {
+			mode = "json"
+		}
+	}
+	return mode, nil
 }
 
 // callConfirmed calls, asking for confirmation on a terminal when the daemon
 // requires it, and turns policy refusals into exit 4 with one sentence.
-func (a *App) callConfirmed(ctx context.Context, c *client.Client, req api.CallRequest) (*api.CallResponse, error) {
+func (a *App) callConfirmed(ctx context.Context, call func(context.Context, api.CallRequest) (*api.CallResponse, error), req api.CallRequest) (*api.CallResponse, error) {
 	name := req.Namespace + "." + req.Tool
 	for {
-		resp, err := c.Call(ctx, req)
+		resp, err := call(ctx, req)
 		var ae *client.APIError
 		if !errors.As(err, &ae) {
 			return resp, err
@@ -123,24 +138,24 @@ func (a *App) callConfirmed(ctx context.Context, c *client.Client, req api.CallR
 		switch ae.Code() {
 		case api.CodeConfirmation:
 			if req.Confirmed {
-				return nil, &exitError{ExitPolicy, fmt.Sprintf("the daemon refused %s even though it was confirmed: %s", name, ae.Error())}
+				return nil, &exitError{code: ExitPolicy, kind: api.CodeConfirmation, msg: fmt.Sprintf("the daemon refused %s even though it was confirmed: %s", name, ae.Error())}
 			}
 			if !a.Terminal {
-				return nil, &exitError{ExitPolicy, fmt.Sprintf("%s is destructive and needs confirmation; pass --yes to call it.", name)}
+				return nil, &exitError{code: ExitPolicy, kind: api.CodeConfirmation, msg: fmt.Sprintf("%s is destructive and needs confirmation; pass --yes to call it.", name)}
 			}
 			ok, err := a.confirm(ctx, fmt.Sprintf("Call %s (destructive)? [y/N] ", name))
 			if err != nil {
 				return nil, err
 			}
 			if !ok {
-				return nil, &exitError{ExitPolicy, fmt.Sprintf("%s not called.", name)}
+				return nil, &exitError{code: ExitPolicy, kind: api.CodeConfirmation, msg: fmt.Sprintf("%s not called.", name)}
 			}
 			req.Confirmed = true
 		case api.CodePolicyDenied:
-			return nil, &exitError{ExitPolicy, fmt.Sprintf("%s. The config's policy denies %s (policy.destructive: deny); change the policy to call it.",
+			return nil, &exitError{code: ExitPolicy, kind: api.CodePolicyDenied, msg: fmt.Sprintf("%s. The config's policy denies %s (policy.destructive: deny); change the policy to call it.",
 				strings.TrimSuffix(ae.Error(), "."), name)}
 		case api.CodeAnnotationsUnknown:
-			return nil, &exitError{ExitPolicy, fmt.Sprintf("%s. mcpx cannot tell whether %s is destructive because its schema could not be read, so the policy refuses it; fix the server (see `mcpx ls %s`) and retry.",
+			return nil, &exitError{code: ExitPolicy, kind: api.CodeAnnotationsUnknown, msg: fmt.Sprintf("%s. mcpx cannot tell whether %s is destructive because its schema could not be read, so the policy refuses it; fix the server (see `mcpx ls %s`) and retry.",
 				strings.TrimSuffix(ae.Error(), "."), name, req.Namespace)}
 		default:
 			return nil, err
@@ -181,7 +196,7 @@ type contentItem struct {
 	Resource *contentItem `json:"resource"`
 }
 
-func (a *App) renderCall(cmd *ucli.Command, tool string, resp *api.CallResponse) error {
+func (a *App) renderCall(cmd *ucli.Command, mode, tool string, resp *api.CallResponse) error {
 	if dir := cmd.String("save"); dir != "" {
 		if err := saveBlobs(dir, tool, resp.Blobs); err != nil {
 			return err
@@ -192,25 +207,33 @@ func (a *App) renderCall(cmd *ucli.Command, tool string, resp *api.CallResponse)
 		code = ExitToolError
 	}
 	switch {
-	case jsonOut(cmd):
+	case mode == "raw" && jsonOut(cmd):
+		// The result as received, with the stored paths beside it.
 		if err := writeJSON(a.Stdout, resp); err != nil {
 			return err
 		}
-	case cmd.Bool("raw"):
-		if err := writeJSON(a.Stdout, resp.Result); err != nil {
+	case mode == "raw":
+		if _, err := a.Stdout.Write(append(bytes.TrimSpace(resp.Result), '\n')); err != nil {
+			return err
+		}
+	case mode == "json":
+		if err := writeJSON(a.Stdout, resp); err != nil {
 			return err
 		}
 	default:
-		out := a.Stdout
+		out, tty := a.Stdout, a.StdoutTTY
 		if resp.IsError {
-			out = a.Stderr
+			out, tty = a.Stderr, true // a message for people
 		}
 		text, err := resultText(resp)
 		if err != nil {
 			return err
 		}
-		if text != "" {
-			fmt.Fprintln(out, text)
+		if tty && text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		if _, err := io.WriteString(out, text); err != nil {
+			return err
 		}
 	}
 	if code != ExitOK {
@@ -236,10 +259,13 @@ func resultText(resp *api.CallResponse) (string, error) {
 	for _, b := range resp.Blobs {
 		blobs[b.Index] = b
 	}
+	// Text is written exactly as sent: parts are separated by a newline
+	// only where the previous part does not end with one, and the last
+	// part gets none (the caller adds one on a terminal).
 	var parts []string
 	for i, item := range result.Content {
 		if b, ok := blobs[i]; ok {
-			parts = append(parts, blobLine(b))
+			parts = append(parts, blobLine(b)+"\n")
 			continue
 		}
 		switch {
@@ -262,7 +288,14 @@ func resultText(resp *api.CallResponse) (string, error) {
 		}
 		parts = append(parts, string(b))
 	}
-	return strings.Join(parts, "\n"), nil
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 && !strings.HasSuffix(parts[i-1], "\n") {
+			b.WriteByte('\n')
+		}
+		b.WriteString(p)
+	}
+	return b.String(), nil
 }
 
 func blobLine(b api.Blob) string {

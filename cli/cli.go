@@ -59,6 +59,8 @@ func Main(ctx context.Context, args []string, hooks Hooks) int {
 		Getenv:    os.Getenv,
 		LookupEnv: os.LookupEnv,
 		Terminal:  isatty.IsTerminal(os.Stdin.Fd()) && isatty.IsTerminal(os.Stderr.Fd()),
+		StdoutTTY: isatty.IsTerminal(os.Stdout.Fd()),
+		StderrTTY: isatty.IsTerminal(os.Stderr.Fd()),
 		Hooks:     hooks,
 	}
 	return a.Run(ctx, args)
@@ -74,15 +76,42 @@ func register(f func(*App) *ucli.Command) { factories = append(factories, f) }
 // Run parses args and runs the command, reporting any failure on a.Stderr.
 func (a *App) Run(ctx context.Context, args []string) int {
 	root := a.root()
-	err := root.Run(ctx, args)
+	err := root.Run(ctx, toolHelpArgs(args))
 	if err == nil {
 		return ExitOK
 	}
-	code, msg := a.describe(err)
-	if msg != "" {
+	f := classify(err)
+	if msg := f.text(); msg != "" {
 		fmt.Fprintln(a.Stderr, msg)
 	}
-	return code
+	if wantsJSON(args) {
+		if doc, ok := f.doc(); ok {
+			_ = writeJSON(a.Stdout, doc)
+		}
+	}
+	return f.exit
+}
+
+// wantsJSON reports whether the command line asks for JSON output (--json,
+// or --output json of call), looked for in the raw arguments so that a
+// line that does not even parse still gets its error as JSON.
+func wantsJSON(args []string) bool {
+	for i, arg := range args {
+		if i == 0 {
+			continue
+		}
+		switch arg {
+		case "--":
+			return false
+		case "--json", "-json", "--json=true", "--output=json", "-o=json":
+			return true
+		case "--output", "-o":
+			if i+1 < len(args) && args[i+1] == "json" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (a *App) root() *ucli.Command {
@@ -95,6 +124,23 @@ func (a *App) root() *ucli.Command {
 		Name:    "mcpx",
 		Usage:   "every configured MCP server behind one command",
 		Version: version.String(),
+		Description: "Start with `mcpx ls`, `mcpx search WORDS`, `mcpx call NS.TOOL --help`, then\n" +
+			"`mcpx call NS.TOOL key=value…`. `mcpx help COMMAND` explains a command; docs/cli.md has them all.\n\n" +
+			"Configs (every one found is used, nearest first):\n" +
+			"  --config FILE or $MCPX_CONFIG   exactly that file, nothing else\n" +
+			"  from the working directory up to /: .mcpx.json, .mcpx/config.json, .mcp.json, and the project\n" +
+			"      files of other MCP hosts (.cursor/mcp.json, .vscode/mcp.json, ...)\n" +
+			"  $XDG_CONFIG_HOME/mcpx/config.json (~/.config/mcpx/config.json), then the user files of\n" +
+			"      other MCP hosts (Claude, Cursor, VS Code, ...)\n" +
+			"  none at all: the built-in demo server   (`mcpx config --path` lists what is used)\n\n" +
+			"Exit codes:\n" +
+			"  0  success\n" +
+			"  1  the tool reported an error (isError) or the server rejected the call\n" +
+			"  2  usage or configuration error (unknown command, namespace, tool or argument; bad config)\n" +
+			"  3  the daemon or a server failed (cannot start, timed out, went away)\n" +
+			"  4  refused by policy (destructive call not confirmed or denied; untrusted config)\n\n" +
+			"With --json every answer, failures included, is one JSON document on stdout;\n" +
+			"a failure is {\"error\": {\"code\", \"message\", \"exit\", ...}}.",
 		Flags: []ucli.Flag{
 			&ucli.BoolFlag{Name: "json", Usage: "print a stable JSON document instead of text"},
 			&ucli.StringFlag{Name: "config", Usage: "use exactly this config `FILE` (like MCPX_CONFIG)"},
@@ -110,17 +156,20 @@ func (a *App) root() *ucli.Command {
 		Suggest:         true,
 		Action: func(ctx context.Context, cmd *ucli.Command) error {
 			if cmd.NArg() > 0 {
-				return usagef("unknown command %q", cmd.Args().First())
+				return unknownCommand(cmd, cmd.Args().First())
 			}
 			return ucli.ShowRootCommandHelp(cmd)
 		},
 	}
 	onUsage := func(_ context.Context, cmd *ucli.Command, err error, _ bool) error {
-		return &usageError{err: err, cmd: cmd.FullName()}
+		return flagError(cmd, err)
 	}
 	var walk func(*ucli.Command)
 	walk = func(c *ucli.Command) {
 		c.OnUsageError = onUsage
+		if len(c.Commands) > 0 && c.Action == nil {
+			c.Action = groupAction
+		}
 		if action := c.Action; action != nil {
 			// Usage errors name the command whose help to read.
 			c.Action = func(ctx context.Context, cmd *ucli.Command) error {
@@ -154,13 +203,20 @@ type App struct {
 	// Terminal is true when stdin and stderr are terminals, so the user
 	// can be asked to confirm a destructive call.
 	Terminal bool
-	Hooks    Hooks
+	// StdoutTTY is true when stdout is a terminal: text output then ends
+	// with a newline even when the tool's text does not.
+	StdoutTTY bool
+	// StderrTTY is true when stderr is a terminal (progress bars, "starting
+	// NS…").
+	StderrTTY bool
+	Hooks     Hooks
 }
 
 // usageError is a command line that cannot be run as written (exit 2).
 type usageError struct {
-	err error
-	cmd string // the command's full name, for the help hint
+	err     error
+	cmd     string // the command's full name, for the help hint
+	suggest string // the nearest command or flag, for "did you mean"
 }
 
 func (e *usageError) Error() string { return e.err.Error() }
@@ -171,9 +227,12 @@ func usagef(format string, args ...any) error {
 }
 
 // exitError ends the run with code; msg (may be empty) is printed as is.
+// kind is its stable --json code (empty: the command printed its own answer
+// and no error document follows).
 type exitError struct {
 	code int
 	msg  string
+	kind string
 }
 
 func (e *exitError) Error() string {
@@ -186,3 +245,108 @@ func (e *exitError) Error() string {
 // silent ends the run with code without printing anything more (the command
 // already said what happened).
 func silent(code int) error { return &exitError{code: code} }
+
+// groupAction runs a command that only groups subcommands (cache,
+// completion…): without arguments it shows its help; anything else is an
+// unknown subcommand, a usage error with the nearest name.
+func groupAction(ctx context.Context, cmd *ucli.Command) error {
+	if cmd.NArg() == 0 {
+		return ucli.ShowSubcommandHelp(cmd)
+	}
+	return unknownCommand(cmd, cmd.Args().First())
+}
+
+// unknownCommand is the usage error for name, which is not a subcommand of
+// cmd, suggesting the nearest one.
+func unknownCommand(cmd *ucli.Command, name string) error {
+	var names []string
+	for _, c := range cmd.Commands {
+		if !c.Hidden {
+			names = append(names, c.Name)
+			names = append(names, c.Aliases...)
+		}
+	}
+	what := fmt.Sprintf("unknown command %q", name)
+	if cmd.Root() != cmd {
+		what = fmt.Sprintf("%s has no subcommand %q (it has %s)", cmd.FullName(), name, strings.Join(names, ", "))
+	}
+	return &usageError{err: errors.New(what), cmd: cmd.FullName(), suggest: config.Nearest(name, names)}
+}
+
+// flagError is the usage error for a command line urfave/cli could not
+// parse; an undefined flag is named as the user wrote it, with the nearest
+// defined one.
+func flagError(cmd *ucli.Command, err error) error {
+	if _, name, ok := strings.Cut(err.Error(), "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(strings.TrimSpace(name), "-")
+		dashes := "--"
+		if len(name) == 1 {
+			dashes = "-"
+		}
+		err = fmt.Errorf("unknown flag %s%s", dashes, name)
+		return &usageError{err: err, cmd: cmd.FullName(), suggest: nearestFlag(cmd, name)}
+	}
+	return &usageError{err: err, cmd: cmd.FullName()}
+}
+
+// nearestFlag suggests the nearest flag of cmd (and its ancestors, whose
+// flags it inherits) for an undefined flag name.
+func nearestFlag(cmd *ucli.Command, name string) string {
+	var names []string
+	for _, c := range cmd.Lineage() {
+		for _, f := range c.Flags {
+			names = append(names, f.Names()...)
+		}
+	}
+	best := config.Nearest(name, names)
+	if best == "" {
+		return ""
+	}
+	if len(best) == 1 {
+		return "-" + best
+	}
+	return "--" + best
+}
+
+// toolHelpArgs turns `mcpx [global flags] call [flags] NS.TOOL … --help`
+// into `mcpx [global flags] help NS.TOOL`: --help after a tool asks for the
+// tool's parameters, not for the call command's help page.
+func toolHelpArgs(args []string) []string {
+	i := 1
+	for i < len(args) {
+		switch a := args[i]; {
+		case a == "--config" || a == "-config" || a == "--directory" || a == "-directory" || a == "-C":
+			i += 2
+			continue
+		case strings.HasPrefix(a, "-"):
+			i++
+			continue
+		}
+		break
+	}
+	if i >= len(args) || args[i] != "call" {
+		return args
+	}
+	target, help, json := "", false, false
+scan:
+	for _, a := range args[i+1:] {
+		switch {
+		case a == "--":
+			break scan
+		case a == "--help" || a == "-h" || a == "-help":
+			help = true
+		case a == "--json" || a == "-json":
+			json = true
+		case target == "" && !strings.HasPrefix(a, "-") && strings.Contains(a, "."):
+			target = a
+		}
+	}
+	if !help || target == "" {
+		return args
+	}
+	out := append([]string{}, args[:i]...)
+	if json {
+		out = append(out, "--json")
+	}
+	return append(out, "help", target)
+}

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+
 	ucli "github.com/urfave/cli/v3"
 )
 
@@ -13,6 +15,10 @@ func enableCompletion(root *ucli.Command) {
 	root.EnableShellCompletion = true
 	root.ConfigureShellCompletionCommand = func(c *ucli.Command) {
 		c.Hidden = false
+		c.Action = groupAction
+		c.OnUsageError = func(_ context.Context, cmd *ucli.Command, err error, _ bool) error {
+			return flagError(cmd, err)
+		}
 		c.Usage = "print a shell completion script: mcpx completion bash|zsh|fish|pwsh"
 		c.Description = "Source the output to complete mcpx commands and flags:\n\n" +
 			"  bash:  source <(mcpx completion bash)     (in ~/.bashrc)\n" +

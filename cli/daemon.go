@@ -33,7 +33,7 @@ func daemonCommand(a *App) *ucli.Command {
 			if a.Hooks.DaemonExitCode != nil {
 				code = a.Hooks.DaemonExitCode(err)
 			}
-			return &exitError{code: code, msg: "daemon: " + err.Error()}
+			return &exitError{code: code, kind: codeInternal, msg: "daemon: " + err.Error()}
 		},
 	}
 }

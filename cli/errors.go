@@ -15,13 +15,30 @@ import (
 	"github.com/mcpx-dev/mcpx/service"
 )
 
+// failure is a classified error: its exit code, its stable code for --json
+// (the table in docs/cli.md), what failed, what to do, a server's or
+// daemon's output tail, and the daemon's details when it answered.
+type failure struct {
+	exit int
+	code string
+	what string
+	hint string
+	tail string
+	api  *api.Error
+}
+
 // describe maps a failure to its exit code and the message for stderr:
 // "mcpx: <what>. <what to do>", then the tail of a server's or daemon's
 // output when there is one. The remedy is added here, once.
 func (a *App) describe(err error) (int, string) {
-	code, what, hint, tail := classify(err)
+	f := classify(err)
+	return f.exit, f.text()
+}
+
+func (f failure) text() string {
+	what, hint, tail := undouble(f.what), f.hint, f.tail
 	if what == "" && hint == "" {
-		return code, ""
+		return ""
 	}
 	var b strings.Builder
 	b.WriteString("mcpx: ")
@@ -30,20 +47,73 @@ func (a *App) describe(err error) (int, string) {
 		what, hint = strings.TrimSuffix(strings.TrimSpace(what), ".")+"; "+hint, ""
 	}
 	b.WriteString(sentence(what))
+	if tail = strings.TrimRight(tail, "\n"); tail != "" {
+		// The server's own words, quoted once; what to do follows on
+		// its own line.
+		for _, line := range strings.Split(tail, "\n") {
+			b.WriteString("\n  | ")
+			b.WriteString(line)
+		}
+		if hint != "" {
+			b.WriteString("\n")
+			b.WriteString(capitalize(sentence(hint)))
+		}
+		return b.String()
+	}
 	if hint != "" {
 		b.WriteString(" ")
 		b.WriteString(capitalize(sentence(hint)))
 	}
-	if tail = strings.TrimRight(tail, "\n"); tail != "" {
-		b.WriteString("\n")
-		for _, line := range strings.Split(tail, "\n") {
-			b.WriteString("  | ")
-			b.WriteString(line)
-			b.WriteString("\n")
+	return b.String()
+}
+
+// undouble drops a prefix repeated back to back, as wrapped errors from
+// libraries produce ("failed to send request: failed to send request: x"
+// → "failed to send request: x").
+func undouble(s string) string {
+	parts := strings.Split(s, ": ")
+	out := make([]string, 0, len(parts))
+	for i, p := range parts {
+		if i > 0 && p == parts[i-1] {
+			continue
 		}
-		return code, strings.TrimRight(b.String(), "\n")
+		out = append(out, p)
 	}
-	return code, b.String()
+	return strings.Join(out, ": ")
+}
+
+// ErrorDoc is what --json prints on stdout for a failure.
+type ErrorDoc struct {
+	Error ErrorBody `json:"error"`
+}
+
+// ErrorBody is one failure as a JSON document: a stable code (see
+// docs/cli.md), the message, the exit code, and the details the daemon gave.
+type ErrorBody struct {
+	Code       string     `json:"code"`
+	Message    string     `json:"message"`
+	Exit       int        `json:"exit"`
+	Hint       string     `json:"hint,omitempty"`
+	Namespace  string     `json:"namespace,omitempty"`
+	Tool       string     `json:"tool,omitempty"`
+	Argument   string     `json:"argument,omitempty"`
+	Suggestion string     `json:"suggestion,omitempty"`
+	Problems   []string   `json:"problems,omitempty"`
+	Stderr     string     `json:"stderr,omitempty"`
+	RetryAfter *time.Time `json:"retryAfter,omitempty"`
+}
+
+// doc is f as an ErrorDoc; ok is false for failures that print nothing
+// (the command already printed its answer, or the user interrupted).
+func (f failure) doc() (ErrorDoc, bool) {
+	if f.what == "" && f.hint == "" && f.code == "" {
+		return ErrorDoc{}, false
+	}
+	b := ErrorBody{Code: f.code, Message: sentence(f.what), Exit: f.exit, Hint: capitalize(sentence(f.hint)), Stderr: f.tail}
+	if e := f.api; e != nil {
+		b.Namespace, b.Tool, b.Argument, b.Suggestion, b.Problems, b.RetryAfter = e.Namespace, e.Tool, e.Argument, e.Suggestion, e.Problems, e.RetryAfter
+	}
+	return ErrorDoc{Error: b}, true
 }
 
 // sentence ends s with a period unless it already ends a sentence.
@@ -57,12 +127,29 @@ func sentence(s string) string {
 
 // capitalize upper-cases the first letter (hints start a sentence).
 func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
 	r, n := utf8.DecodeRuneInString(s)
 	return string(unicode.ToUpper(r)) + s[n:]
 }
 
-// classify returns the exit code, what failed, what to do and an output tail.
-func classify(err error) (code int, what, hint, tail string) {
+// Stable error codes of --json (docs/cli.md has the table). Codes the
+// daemon answers with (api.Code*) pass through unless mapped here.
+const (
+	codeUsage       = "usage"
+	codeConfig      = "config_error"
+	codeUnsetVar    = "unset_variable"
+	codeUnavailable = "daemon_unavailable"
+	codeServer      = "server_failed"
+	codeToolFailed  = "tool_failed"
+	codeInterrupted = "interrupted"
+	codeInternal    = "internal"
+)
+
+// classify returns the exit code, code, what failed, what to do and an
+// output tail.
+func classify(err error) failure {
 	var (
 		ee   *exitError
 		ue   *usageError
@@ -74,92 +161,123 @@ func classify(err error) (code int, what, hint, tail string) {
 	)
 	switch {
 	case errors.As(err, &ee):
-		return ee.code, ee.msg, "", ""
+		return failure{exit: ee.code, code: ee.kind, what: ee.msg}
+	case errors.Is(err, service.ErrUnknownService):
+		return failure{exit: ExitUsage, code: codeUsage, what: err.Error()}
 	case errors.As(err, &ue):
 		help := "mcpx --help"
 		if ue.cmd != "" && ue.cmd != "mcpx" {
 			help = ue.cmd + " --help"
 		}
-		return ExitUsage, ue.Error(), "see `" + help + "`", ""
+		hint := "see `" + help + "`"
+		if ue.suggest != "" {
+			hint = "did you mean " + ue.suggest + "?"
+		}
+		return failure{exit: ExitUsage, code: codeUsage, what: ue.Error(), hint: hint}
 	case errors.As(err, &unv) && strings.HasPrefix(unv.Var, "input:"):
-		return ExitUsage, unv.Error(), "", ""
+		return failure{exit: ExitUsage, code: codeUnsetVar, what: unv.Error()}
 	case errors.As(err, &unv):
-		return ExitUsage, fmt.Sprintf("server %s uses ${%s}, which is not set in your environment", unv.Server, unv.Var),
-			fmt.Sprintf("export %s, or remove it from the server's config", unv.Var), ""
+		return failure{exit: ExitUsage, code: codeUnsetVar, what: fmt.Sprintf("server %s uses ${%s}, which is not set in your environment", unv.Server, unv.Var),
+			hint: fmt.Sprintf("export %s, or remove it from the server's config", unv.Var)}
 	case errors.As(err, &perr):
-		return ExitUsage, perr.Error(), "fix the config file (`mcpx config --path` lists them)", ""
+		return failure{exit: ExitUsage, code: codeConfig, what: perr.Error(), hint: "fix the config file (`mcpx config --path` lists them)"}
 	case errors.As(err, &ce):
-		return ExitUsage, ce.Error(), "", ""
+		return failure{exit: ExitUsage, code: codeConfig, what: ce.Error()}
 	case errors.As(err, &ae):
-		return classifyAPI(ae)
+		f := classifyAPI(ae)
+		f.api = &ae.Body
+		return f
 	case errors.Is(err, context.Canceled):
-		return ExitInterrupted, "", "", ""
+		return failure{exit: ExitInterrupted}
 	case errors.As(err, &se):
-		return ExitUnavailable, se.Error(), "run `mcpx status` or `mcpx logs`", se.Tail
-	case errors.Is(err, client.ErrDaemonUnavailable), errors.Is(err, context.DeadlineExceeded):
-		return ExitUnavailable, err.Error(), "run `mcpx status`", ""
+		return failure{exit: ExitUnavailable, code: codeUnavailable, what: se.Error(), hint: "run `mcpx status` or `mcpx logs`", tail: se.Tail}
+	case errors.Is(err, client.ErrDaemonUnavailable):
+		return failure{exit: ExitUnavailable, code: codeUnavailable, what: err.Error(), hint: "run `mcpx status`"}
+	case errors.Is(err, context.DeadlineExceeded):
+		return failure{exit: ExitUnavailable, code: api.CodeTimeout, what: err.Error(), hint: "run `mcpx status`"}
 	default:
 		// Exit 1 belongs to the tool's own isError: any other failure of
 		// mcpx to do the job (I/O, an answer it cannot read) is 3.
-		return ExitUnavailable, err.Error(), "", ""
+		return failure{exit: ExitUnavailable, code: codeInternal, what: err.Error()}
 	}
 }
 
-func classifyAPI(e *client.APIError) (int, string, string, string) {
+func classifyAPI(e *client.APIError) failure {
 	b := e.Body
 	what := e.Error()
+	f := func(exit int, code, hint, tail string) failure {
+		return failure{exit: exit, code: code, what: what, hint: hint, tail: tail}
+	}
 	switch b.Code {
 	case api.CodeUnknownNamespace:
 		if b.Suggestion != "" {
-			return ExitUsage, what, fmt.Sprintf("did you mean %s?", b.Suggestion), ""
+			return f(ExitUsage, b.Code, fmt.Sprintf("did you mean %s?", b.Suggestion), "")
 		}
-		return ExitUsage, what, "run `mcpx ls` to see the namespaces", ""
+		return f(ExitUsage, b.Code, "run `mcpx ls` to see the namespaces", "")
 	case api.CodeUnknownTool:
 		if b.Suggestion != "" {
 			s := b.Suggestion
 			if b.Namespace != "" && !strings.Contains(s, ".") {
 				s = b.Namespace + "." + s
 			}
-			return ExitUsage, what, fmt.Sprintf("did you mean %s?", s), ""
+			return f(ExitUsage, b.Code, fmt.Sprintf("did you mean %s?", s), "")
 		}
 		if b.Namespace != "" {
-			return ExitUsage, what, fmt.Sprintf("run `mcpx ls %s` to see its tools", b.Namespace), ""
+			return f(ExitUsage, b.Code, fmt.Sprintf("run `mcpx ls %s` to see its tools", b.Namespace), "")
 		}
-		return ExitUsage, what, "run `mcpx ls` to see the tools", ""
+		return f(ExitUsage, b.Code, "run `mcpx ls` to see the tools", "")
 	case api.CodeUnknownPrompt:
 		if b.Suggestion != "" {
-			return ExitUsage, what, fmt.Sprintf("did you mean %s.%s?", b.Namespace, b.Suggestion), ""
+			return f(ExitUsage, b.Code, fmt.Sprintf("did you mean %s.%s?", b.Namespace, b.Suggestion), "")
 		}
-		return ExitUsage, what, fmt.Sprintf("run `mcpx prompts %s` to see its prompts", b.Namespace), ""
+		return f(ExitUsage, b.Code, fmt.Sprintf("run `mcpx prompts %s` to see its prompts", b.Namespace), "")
 	case api.CodeUnknownTask:
-		return ExitUsage, what, "run `mcpx tasks` to see the tasks the daemon knows", ""
+		return f(ExitUsage, b.Code, "run `mcpx tasks` to see the tasks the daemon knows", "")
 	case api.CodeTaskCancelled:
-		return ExitToolError, what, "", ""
-	case api.CodeBadRequest, api.CodeConfig, api.CodeUnsetVariable, api.CodeDirectoryNotFound,
-		api.CodeDirectoryNotAbsolute, api.CodeRequestTooLarge:
-		return ExitUsage, what, "", ""
+		return f(ExitToolError, b.Code, "", "")
+	case api.CodeLoginRequired:
+		return f(ExitUnavailable, b.Code, fmt.Sprintf("run `mcpx login %s`", b.Namespace), "")
+	case api.CodeLoginFailed:
+		return f(ExitUnavailable, b.Code, "", "")
+	case api.CodeInvalidArguments:
+		if b.Suggestion != "" {
+			return f(ExitUsage, b.Code, fmt.Sprintf("did you mean %s?", b.Suggestion), "")
+		}
+		return f(ExitUsage, b.Code, fmt.Sprintf("see `mcpx call %s.%s --help`", b.Namespace, b.Tool), "")
+	case api.CodeConfig, api.CodeUnsetVariable:
+		return f(ExitUsage, b.Code, "", "")
+	case api.CodeBadRequest, api.CodeDirectoryNotFound, api.CodeDirectoryNotAbsolute:
+		return f(ExitUsage, codeUsage, "", "")
+	case api.CodeRequestTooLarge:
+		return f(ExitUsage, b.Code, "pass large values in a file the tool reads, not as arguments", "")
 	case api.CodeConfirmation:
-		return ExitPolicy, what, "pass --yes to confirm", ""
+		return f(ExitPolicy, b.Code, "pass --yes to confirm", "")
 	case api.CodePolicyDenied, api.CodeAnnotationsUnknown, api.CodeUntrusted:
-		return ExitPolicy, what, "", ""
+		return f(ExitPolicy, b.Code, "", "")
 	case api.CodeServerError:
 		// The server itself answered the call with a JSON-RPC error: the
 		// tool failed, mcpx did not.
-		return ExitToolError, what, "", b.Stderr
-	case api.CodeLoginRequired:
-		return ExitUnavailable, what, fmt.Sprintf("run `mcpx login %s`", b.Namespace), ""
-	case api.CodeLoginFailed:
-		return ExitUnavailable, what, "", ""
-	case api.CodeStartFailed:
-		return ExitUnavailable, what, serverHint(b.Namespace), b.Stderr
+		return f(ExitToolError, codeToolFailed, "", b.Stderr)
+	case api.CodeStartFailed, api.CodeTransport:
+		return f(ExitUnavailable, codeServer, serverHint(b.Namespace), b.Stderr)
 	case api.CodeCooldown:
 		if b.RetryAfter != nil {
-			wait := time.Until(*b.RetryAfter).Round(time.Second)
-			what = fmt.Sprintf("%s (cooling down until %s, in %s)", strings.TrimSuffix(what, "."), b.RetryAfter.Local().Format("15:04:05"), max(wait, 0))
+			wait := max(time.Until(*b.RetryAfter).Round(time.Second), 0)
+			if strings.Contains(what, "cooling down until") {
+				what = fmt.Sprintf("%s (retry in %s)", strings.TrimSuffix(what, "."), wait)
+			} else {
+				what = fmt.Sprintf("%s (cooling down until %s, in %s)", strings.TrimSuffix(what, "."), b.RetryAfter.Local().Format("15:04:05"), wait)
+			}
 		}
-		return ExitUnavailable, what, serverHint(b.Namespace), b.Stderr
+		return f(ExitUnavailable, codeServer, serverHint(b.Namespace), b.Stderr)
+	case api.CodeTimeout:
+		return f(ExitUnavailable, b.Code, "run `mcpx status`", b.Stderr)
 	default:
-		return ExitUnavailable, what, "run `mcpx status`", b.Stderr
+		code := b.Code
+		if code == "" {
+			code = codeInternal
+		}
+		return f(ExitUnavailable, code, "run `mcpx status`", b.Stderr)
 	}
 }
 

@@ -169,3 +169,32 @@ func TestConfirmReadsAnswer(t *testing.T) {
 		}
 	}
 }
+
+func TestToolHelpArgs(t *testing.T) {
+	for in, want := range map[string]string{
+		"mcpx call demo.echo --help":                 "mcpx help demo.echo",
+		"mcpx --json -C /x call --raw demo.echo -h":  "mcpx --json -C /x help demo.echo",
+		"mcpx call demo.echo --help --json":          "mcpx --json help demo.echo",
+		"mcpx call --help":                           "mcpx call --help",
+		"mcpx call demo.echo text=x":                 "mcpx call demo.echo text=x",
+		"mcpx call demo.echo -- --help":              "mcpx call demo.echo -- --help",
+		"mcpx --config c.json call demo.echo --help": "mcpx --config c.json help demo.echo",
+	} {
+		if got := strings.Join(toolHelpArgs(strings.Fields(in)), " "); got != want {
+			t.Errorf("%s → %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestUndouble(t *testing.T) {
+	for in, want := range map[string]string{
+		"failed to send request: failed to send request: EOF": "failed to send request: EOF",
+		"a: b: a: b": "a: b: a: b",
+		"plain":      "plain",
+		"x: x: x: y": "x: y",
+	} {
+		if got := undouble(in); got != want {
+			t.Errorf("undouble(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,9 @@ type local struct {
 }
 
 func (a *App) local() (*local, error) {
+	if err := checkServiceMode(a.Getenv("MCPX_SERVICE")); err != nil {
+		return nil, err
+	}
 	self, err := client.Executable()
 	if err != nil {
 		return nil, err
@@ -183,4 +187,16 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// checkServiceMode refuses an MCPX_SERVICE other than auto, systemd,
+// launchd or direct before anything else happens, so the mistake is a
+// usage error (exit 2) whether or not a daemon already answers.
+func checkServiceMode(mode string) error {
+	modes := []string{"auto", service.NameSystemd, service.NameLaunchd, service.NameDirect}
+	if mode == "" || slices.Contains(modes, mode) {
+		return nil
+	}
+	return &usageError{err: fmt.Errorf("MCPX_SERVICE=%q is not a service manager (want auto, systemd, launchd or direct)", mode),
+		cmd: "mcpx", suggest: config.Nearest(mode, modes)}
 }

@@ -76,7 +76,7 @@ func logsCommand(a *App) *ucli.Command {
 			}
 			err = tailFile(ctx, out, path, n, follow, 200*time.Millisecond)
 			if errors.Is(err, fs.ErrNotExist) {
-				return &exitError{code: ExitUnavailable, msg: fmt.Sprintf("no log yet for daemon %s (%s). It is written once the daemon has started.", t.key, path)}
+				return &exitError{code: ExitUnavailable, kind: codeUnavailable, msg: fmt.Sprintf("no log yet for daemon %s (%s). It is written once the daemon has started.", t.key, path)}
 			}
 			return err
 		},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	ucli "github.com/urfave/cli/v3"
 
@@ -32,6 +33,9 @@ func lsCommand(a *App) *ucli.Command {
 			if ns := cmd.Args().First(); ns != "" {
 				r, err := c.Tools(ctx, ns)
 				if err != nil {
+					return err
+				}
+				if err := unreadError(r.Namespace); err != nil && !jsonOut(cmd) {
 					return err
 				}
 				if jsonOut(cmd) {
@@ -68,7 +72,26 @@ func lsCommand(a *App) *ucli.Command {
 			if untrusted > 0 {
 				fmt.Fprintf(a.Stderr, "mcpx: %d server(s) come from project files you have not trusted; `mcpx config --path` lists them, `mcpx trust` trusts this directory's.\n", untrusted)
 			}
+			a.noteUnread(r.Namespaces)
 			return nil
 		},
+	}
+}
+
+// noteUnread tells on stderr which namespaces have never been read (broad
+// commands do not start servers) and how to read them.
+func (a *App) noteUnread(nss []api.Namespace) {
+	var unread []string
+	for _, n := range nss {
+		if n.State == api.StateUnread {
+			unread = append(unread, n.Name)
+		}
+	}
+	switch len(unread) {
+	case 0:
+	case 1:
+		fmt.Fprintf(a.Stderr, "mcpx: %s has not been read yet; `mcpx refresh` reads it (or name it: `mcpx ls %s`).\n", unread[0], unread[0])
+	default:
+		fmt.Fprintf(a.Stderr, "mcpx: %s have not been read yet; `mcpx refresh` reads them.\n", strings.Join(unread, ", "))
 	}
 }

@@ -58,7 +58,7 @@ func resolveCommand(a *App) *ucli.Command {
 			r, err := api.ResolveDirWith(dir, l.paths, withoutOverrides(a.Getenv), api.ResolveOptions{Self: l.self, Manager: manager})
 			var de *api.DirError
 			if errors.As(err, &de) {
-				return &exitError{code: ExitUsage, msg: sentence(de.Error())}
+				return &exitError{code: ExitUsage, kind: codeUsage, msg: sentence(de.Error())}
 			}
 			if err != nil {
 				return err

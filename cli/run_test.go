@@ -110,7 +110,7 @@ func (e *env) run(args ...string) (code int, stdout, stderr string) {
 func TestCallDemoEchoThroughDirectDaemon(t *testing.T) {
 	e := newEnv(t)
 	code, out, errs := e.run("call", "demo.echo", "text=hello")
-	if code != 0 || out != "hello\n" {
+	if code != 0 || out != "hello" {
 		t.Fatalf("call demo.echo: code %d, stdout %q, stderr %q", code, out, errs)
 	}
 

@@ -45,6 +45,9 @@ func schemaCommand(a *App) *ucli.Command {
 			if err != nil {
 				return err
 			}
+			if err := unreadError(r.Namespace); err != nil {
+				return err
+			}
 			if jsonOut(cmd) {
 				return writeJSON(a.Stdout, r)
 			}

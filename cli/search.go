@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	ucli "github.com/urfave/cli/v3"
@@ -9,23 +10,36 @@ import (
 
 func init() { register(searchCommand) }
 
-// search ranks tools by the given words.
+// search ranks tools by the given words (BM25 in the daemon, over names,
+// titles, descriptions and parameter names, stemmed; stop words dropped).
+// It never starts a server: namespaces never read are named on stderr.
 //
 // --json: api.SearchResponse.
 func searchCommand(a *App) *ucli.Command {
 	return &ucli.Command{
 		Name:      "search",
-		Usage:     "find tools by words in their names and descriptions",
-		ArgsUsage: "WORDS...",
+		Usage:     "find tools by words in their names, descriptions and parameters",
+		ArgsUsage: "[NS:]WORDS...",
+		Description: "Results are ranked (BM25): a word in a tool's name counts most, then its title, then its\n" +
+			"description and parameter names; words are stemmed (\"creating\" finds create_entities) and\n" +
+			"common words (a, the, of…) are ignored. Limit to one namespace with --ns NS or an NS: prefix.",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "ns", Usage: "search only namespace `NS`"},
+			&ucli.IntFlag{Name: "limit", Aliases: []string{"n"}, Value: 10, Usage: "show at most `N` results"},
+		},
 		Action: func(ctx context.Context, cmd *ucli.Command) error {
 			if cmd.NArg() == 0 {
 				return usagef("search needs at least one word")
+			}
+			limit := cmd.Int("limit")
+			if limit < 1 {
+				return usagef("--limit must be at least 1, not %d", limit)
 			}
 			c, err := a.client(ctx, cmd)
 			if err != nil {
 				return err
 			}
-			r, err := c.Search(ctx, strings.Join(cmd.Args().Slice(), " "))
+			r, err := c.SearchIn(ctx, strings.Join(cmd.Args().Slice(), " "), cmd.String("ns"), int(limit))
 			if err != nil {
 				return err
 			}
@@ -36,7 +50,20 @@ func searchCommand(a *App) *ucli.Command {
 			for _, h := range r.Results {
 				rows = append(rows, []string{h.Namespace + "." + h.Name, summary(h.Description)})
 			}
-			return table(a.Stdout, nil, rows)
+			if err := table(a.Stdout, nil, rows); err != nil {
+				return err
+			}
+			switch len(r.Unread) {
+			case 0:
+			case 1:
+				fmt.Fprintf(a.Stderr, "mcpx: %s has not been read yet and was not searched; `mcpx refresh` reads it.\n", r.Unread[0])
+			default:
+				fmt.Fprintf(a.Stderr, "mcpx: %s have not been read yet and were not searched; `mcpx refresh` reads them.\n", strings.Join(r.Unread, ", "))
+			}
+			if len(r.Results) == 0 && len(r.Unread) == 0 {
+				fmt.Fprintln(a.Stderr, "mcpx: no tool matches.")
+			}
+			return nil
 		},
 	}
 }

@@ -23,13 +23,14 @@ func init() { register(tasksCommand) }
 
 // callTask calls, following a task to its end. detached reports that the
 // answer is a task still running (--detach).
-func (a *App) callTask(ctx context.Context, c *client.Client, req api.CallRequest) (resp *api.CallResponse, detached bool, err error) {
+// call sends one request (plain or streamed); c follows the task.
+func (a *App) callTask(ctx context.Context, c *client.Client, call func(context.Context, api.CallRequest) (*api.CallResponse, error), req api.CallRequest) (resp *api.CallResponse, detached bool, err error) {
 	detach := req.Detach
 	if a.Terminal && !detach {
 		// Come back as soon as it is a task, and show its status here.
 		req.Detach = true
 	}
-	resp, err = a.callConfirmed(ctx, c, req)
+	resp, err = a.callConfirmed(ctx, call, req)
 	if err != nil || resp.Task == nil || resp.Task.Done || !isNull(resp.Result) {
 		return resp, false, err
 	}
@@ -166,7 +167,11 @@ func taskCommand(a *App) *ucli.Command {
 					if resp.Task != nil {
 						tool = resp.Task.Tool
 					}
-					return a.renderCall(cmd, tool, resp)
+					mode, err := outputMode(cmd)
+					if err != nil {
+						return err
+					}
+					return a.renderCall(cmd, mode, tool, resp)
 				},
 			},
 			{

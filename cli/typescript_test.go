@@ -93,3 +93,23 @@ func TestPascal(t *testing.T) {
 		}
 	}
 }
+
+func TestTypeScriptEmptyObjectsAndUniqueNames(t *testing.T) {
+	out, err := typeScript("ns", []json.RawMessage{
+		json.RawMessage(`{"name":"time","inputSchema":{"type":"object","properties":{}}}`),
+		json.RawMessage(`{"name":"read-file","inputSchema":{"type":"object","properties":{"p":{"$ref":"#/$defs/path"}},"$defs":{"path":{"type":"string"}}}}`),
+		json.RawMessage(`{"name":"read_file","inputSchema":{"type":"object","properties":{"p":{"$ref":"#/$defs/path"}},"$defs":{"path":{"type":"number"}}}}`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"export type TimeInput = Record<string, unknown>;",
+		"export interface ReadFileInput {", "export interface ReadFileInput2 {",
+		"export type Path = string;", "export type Path2 = number;", "p?: Path2;",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,7 +1,14 @@
 package client
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
@@ -14,9 +21,70 @@ func (c *Client) Call(ctx context.Context, req api.CallRequest) (*api.CallRespon
 	if req.Cwd == "" {
 		req.Cwd = c.dir
 	}
+	req.Stream = false
 	var r api.CallResponse
 	if err := c.post(ctx, api.PathCall, req, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil
+}
+
+// CallStream calls a tool asking for a streamed answer: onFrame receives
+// each progress, log and status frame as the daemon sends it (on the
+// caller's goroutine), and the call's result or error is returned as Call
+// returns them. An error frame is an *APIError (its Status is 0: the
+// answer's status was 200 when the call began).
+func (c *Client) CallStream(ctx context.Context, req api.CallRequest, onFrame func(api.StreamFrame)) (*api.CallResponse, error) {
+	if req.Cwd == "" {
+		req.Cwd = c.dir
+	}
+	req.Stream = true
+	const path = api.PathCall
+	resp, err := c.send(ctx, http.MethodPost, path, nil, req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("POST %s: read answer: %w: %w", path, ErrDaemonUnavailable, err)
+		}
+		return nil, apiError(http.MethodPost, path, resp, data)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != api.ContentTypeNDJSON {
+		// A daemon that does not stream answers the plain document.
+		var r api.CallResponse
+		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+			return nil, fmt.Errorf("POST %s: decode answer: %w", path, err)
+		}
+		return &r, nil
+	}
+	rd := bufio.NewReader(resp.Body)
+	for {
+		line, err := rd.ReadBytes('\n')
+		if len(line) > 0 {
+			var f api.StreamFrame
+			if jerr := json.Unmarshal(line, &f); jerr != nil {
+				return nil, fmt.Errorf("POST %s: decode frame: %w", path, jerr)
+			}
+			switch {
+			case f.Result != nil:
+				return f.Result, nil
+			case f.Error != nil:
+				return nil, &APIError{Body: *f.Error}
+			case onFrame != nil:
+				onFrame(f)
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("POST %s: %w", path, ctx.Err())
+			}
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, fmt.Errorf("POST %s: the answer ended before the result: %w: %w", path, ErrDaemonUnavailable, err)
+		}
+	}
 }

@@ -297,14 +297,47 @@ func retryable(method string, written bool, err error) bool {
 // that failed in a way retryable allows is sent again: a GET up to three
 // more times, anything else (a call) once.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any) error {
-	if err := c.prepare(); err != nil {
+	resp, err := c.send(ctx, method, path, query, body)
+	if err != nil {
 		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("%s %s: read answer: %w: %w", method, path, ErrDaemonUnavailable, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return apiError(method, path, resp, data)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// apiError is the *APIError of a non-2xx answer with body data.
+func apiError(method, path string, resp *http.Response, data []byte) *APIError {
+	e := &APIError{Status: resp.StatusCode}
+	if json.Unmarshal(data, &e.Body) != nil || e.Body.Error == "" {
+		e.Body.Error = fmt.Sprintf("%s %s: daemon answered %s: %s", method, path, resp.Status, bytes.TrimSpace(data))
+	}
+	return e
+}
+
+// send sends one request (again, where retryable allows) and returns the
+// answer with its body unread.
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, body any) (*http.Response, error) {
+	if err := c.prepare(); err != nil {
+		return nil, err
 	}
 	var payload []byte
 	if body != nil {
 		var err error
 		if payload, err = json.Marshal(body); err != nil {
-			return fmt.Errorf("%s %s: encode request: %w", method, path, err)
+			return nil, fmt.Errorf("%s %s: encode request: %w", method, path, err)
 		}
 	}
 	u := "http://mcpx" + path
@@ -315,49 +348,29 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	if method == http.MethodGet {
 		attempts = 4
 	}
-	var resp *http.Response
 	for i := 1; ; i++ {
 		var written atomic.Bool
 		trace := &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) { written.Store(w.Err == nil) }}
 		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), method, u, bytes.NewReader(payload))
 		if err != nil {
-			return fmt.Errorf("%s %s: %w", method, path, err)
+			return nil, fmt.Errorf("%s %s: %w", method, path, err)
 		}
 		if body != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
 		req.Header.Set(api.HeaderConfigStamp, c.cfg.Stamp)
-		resp, err = c.http.Do(req)
+		resp, err := c.http.Do(req)
 		if err == nil {
-			break
+			return resp, nil
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("%s %s: %w", method, path, ctx.Err())
+			return nil, fmt.Errorf("%s %s: %w", method, path, ctx.Err())
 		}
 		if i >= attempts || !retryable(method, written.Load(), err) {
-			return fmt.Errorf("%s %s on %s: %w: %w", method, path, c.socket, ErrDaemonUnavailable, unwrapURL(err))
+			return nil, fmt.Errorf("%s %s on %s: %w: %w", method, path, c.socket, ErrDaemonUnavailable, unwrapURL(err))
 		}
 		time.Sleep(time.Duration(i) * 20 * time.Millisecond)
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("%s %s: read answer: %w: %w", method, path, ErrDaemonUnavailable, err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := &APIError{Status: resp.StatusCode}
-		if json.Unmarshal(data, &e.Body) != nil || e.Body.Error == "" {
-			e.Body.Error = fmt.Sprintf("%s %s: daemon answered %s: %s", method, path, resp.Status, bytes.TrimSpace(data))
-		}
-		return e
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
-	}
-	return nil
 }
 
 // unwrapURL drops net/http's *url.Error wrapper, whose message repeats the

@@ -3,14 +3,29 @@ package client
 import (
 	"context"
 	"net/url"
+	"strconv"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
-// Search ranks tools by the words of q (GET /v1/search).
+// Search ranks tools by the words of q (GET /v1/search), at most the
+// daemon's default number of results.
 func (c *Client) Search(ctx context.Context, q string) (*api.SearchResponse, error) {
+	return c.SearchIn(ctx, q, "", 0)
+}
+
+// SearchIn ranks the tools of namespace ns (all when empty) by the words of
+// q, at most limit results (0: the daemon's default, 10).
+func (c *Client) SearchIn(ctx context.Context, q, ns string, limit int) (*api.SearchResponse, error) {
+	v := url.Values{"q": {q}}
+	if ns != "" {
+		v.Set("ns", ns)
+	}
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
+	}
 	var r api.SearchResponse
-	if err := c.get(ctx, api.PathSearch, url.Values{"q": {q}}, &r); err != nil {
+	if err := c.get(ctx, api.PathSearch, v, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil

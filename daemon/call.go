@@ -30,11 +30,7 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 	if req.Namespace == "" || req.Tool == "" {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "a call needs a namespace and a tool")
 	}
-	args := bytes.TrimSpace(req.Arguments)
-	if len(args) == 0 || string(args) == "null" {
-		args = []byte("{}")
-	}
-	if args[0] != '{' || !json.Valid(args) {
+	if a := bytes.TrimSpace(req.Arguments); len(a) > 0 && string(a) != "null" && (a[0] != '{' || !json.Valid(a)) {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "arguments of %s.%s must be a JSON object", req.Namespace, req.Tool)
 	}
 
@@ -46,19 +42,70 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 	if err := runnable(s); err != nil {
 		return err
 	}
+	if !req.Stream {
+		resp, err := d.call(r, st, s, req, nil)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, resp)
+	}
+	// Streamed: the answer starts now, saying whether the server has to
+	// start (reading its tools may be the first thing that waits for it);
+	// every later failure is the stream's error frame.
+	state := api.CallCalling
+	if d.pools.Live(st.hashes[s.Name]) == 0 {
+		state = api.CallStarting
+	}
+	stream := startStream(w)
+	defer stream.close()
+	stream.send(api.StreamFrame{Status: &api.CallStatus{State: state, Namespace: s.Name}}, true)
+	resp, err := d.call(r, st, s, req, stream.observe)
+	if err != nil {
+		var he *httpError
+		if !errors.As(err, &he) {
+			he = mapError(err)
+		}
+		if he.status >= 500 {
+			d.log.Printf("%s: %s", he.body.Code, he.body.Error)
+		}
+		stream.send(api.StreamFrame{Error: &he.body}, true)
+		return nil
+	}
+	stream.send(api.StreamFrame{Result: resp}, true)
+	return nil
+}
+
+// call runs one tool call for serveCall: the tool is looked up, the policy
+// enforced, the arguments typed and checked, then the server called
+// (observe, when not nil, receiving its progress and log notices).
+func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.CallRequest, observe func(upstream.Notice)) (*api.CallResponse, error) {
 	if !s.Options.ToolAllowed(req.Tool) {
 		_, err := findTool(s.Name, req.Tool, tools(s, d.snapshot(st, s.Name)))
-		return err
+		return nil, err
 	}
 	snap := d.snapshot(st, s.Name)
+	var ts *toolSchema // the tool's input schema, when known
 	pol := effectivePolicy(s.Options.Policy)
 	fetched := false
-	if !usable(snap) && pol.needsAnnotations() {
-		// The policy needs the tool's annotations: read them now.
-		if snap, err = d.fetch(r.Context(), st, s.Name); err != nil {
-			return refuseUnlisted(s.Name, req.Tool, err)
+	if !usable(snap) && (pol.needsAnnotations() || !req.NoValidate) {
+		// The policy needs the tool's annotations, or the arguments
+		// their schema: read them now.
+		fresh, err := d.fetch(r.Context(), st, s.Name)
+		switch {
+		case err == nil:
+			snap, fetched = fresh, true
+		case pol.needsAnnotations():
+			return nil, refuseUnlisted(s.Name, req.Tool, err)
+		default:
+			// Only validation wanted the schema. A server that cannot
+			// run is reported now (the call would only meet its
+			// cooldown); any other listing failure leaves the call
+			// unchecked.
+			if e := cannotRun(err); e != nil {
+				e.body.Namespace, e.body.Tool = s.Name, req.Tool
+				return nil, e
+			}
 		}
-		fetched = true
 	}
 	if usable(snap) {
 		t, err := findTool(s.Name, req.Tool, tools(s, snap))
@@ -69,66 +116,84 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 			fresh, ferr := d.fetch(r.Context(), st, s.Name)
 			if ferr != nil {
 				if pol.needsAnnotations() {
-					return refuseUnlisted(s.Name, req.Tool, ferr)
+					return nil, refuseUnlisted(s.Name, req.Tool, ferr)
 				}
-				return err
+				return nil, err
 			}
 			snap = fresh
 			t, err = findTool(s.Name, req.Tool, tools(s, snap))
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := pol.check(s.Name, t, req.Confirmed); err != nil {
-			return err
+			return nil, err
 		}
+		ts = d.idx.of(snap).schemaOf(t)
+	}
+	args, err := buildArgs(s.Name, req.Tool, ts, req)
+	if err != nil {
+		return nil, err
 	}
 
 	spec, err := d.spec(st, s, snap)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	caller := upstream.Caller{Session: req.Session, Cwd: req.Cwd}
-	if asTask, err := callAsTask(s, req, snap); err != nil {
-		return err
-	} else if asTask {
+	asTask, err := callAsTask(s, req, snap)
+	if err != nil {
+		return nil, err
+	}
+	if asTask {
 		d.calls.Add(1)
 		run, err := d.startTask(r.Context(), s.Name, req.Tool, spec, caller, args)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if info := d.snapshotInfo(run); req.Detach && info.TaskID != "" {
-			return writeJSON(w, api.CallResponse{Result: json.RawMessage("null"), Task: &info})
+			return &api.CallResponse{Result: json.RawMessage("null"), Task: &info}, nil
 		}
-		if err := d.answerTask(w, r, run); err != nil {
-			if r.Context().Err() != nil {
-				run.requestCancel() // the caller gave up waiting
-			}
-			return err
+		resp, err := d.taskResponse(r.Context(), run)
+		if err != nil && r.Context().Err() != nil {
+			run.requestCancel() // the caller gave up waiting
 		}
-		return nil
+		return resp, err
 	}
 	d.calls.Add(1)
-	raw, err := d.pools.Call(r.Context(), spec, caller, req.Tool, args)
+	return d.finishCall(st, s.Name, req, snap, func() (json.RawMessage, error) {
+		return d.pools.CallObserved(r.Context(), spec, caller, req.Tool, args, observe)
+	})
+}
+
+// finishCall runs call (the request to the server) and turns its answer
+// into the CallResponse: errors mapped and named, binary content stored.
+func (d *daemon) finishCall(st *state, ns string, req api.CallRequest, snap *cache.Snapshot, call func() (json.RawMessage, error)) (*api.CallResponse, error) {
+	raw, err := call()
 	d.pokeStatus()
 	if err != nil {
 		e := mapError(err)
 		if e.body.Namespace == "" {
-			e.body.Namespace = s.Name
+			e.body.Namespace = ns
 		}
 		e.body.Tool = req.Tool
-		return e
+		return nil, e
 	}
 	if !usable(snap) {
 		// No snapshot, or one recording a failed listing: the server
 		// answers now, so read its list for the next `ls`.
-		d.fetchLater(st, s.Name)
+		d.fetchLater(st, ns)
 	}
-	resp, err := d.extractBlobs(s.Name, req.Tool, raw)
+	resp, err := d.extractBlobs(ns, req.Tool, raw)
 	if err != nil {
-		return apiErr(http.StatusBadGateway, api.CodeTransport, "result of %s.%s: %v", s.Name, req.Tool, err)
+		return nil, apiErr(http.StatusBadGateway, api.CodeTransport, "result of %s.%s: %v", ns, req.Tool, err)
 	}
-	return writeJSON(w, resp)
+	if req.Raw {
+		// The result exactly as received; the blobs stay listed (and
+		// stored) beside it.
+		resp.Result = raw
+	}
+	return &resp, nil
 }
 
 // callAsTask decides whether req runs as a task: the tool's cached

@@ -89,6 +89,10 @@ type daemon struct {
 	flightMu sync.Mutex
 	flights  map[config.ServerHash]*flight
 
+	// idx holds what is derived from each snapshot (validators, search
+	// documents), built once per snapshot digest.
+	idx indexes
+
 	// quit asks Run to exit (shutdown route, idle exit); its reason is
 	// logged.
 	quit     chan string

@@ -138,6 +138,22 @@ func (d *daemon) serveToolList(w http.ResponseWriter, r *http.Request, tool stri
 		return err
 	}
 	snap := d.snapshot(st, name)
+	if snap == nil {
+		// Named explicitly and never read: read it now, bounded by its
+		// start timeout (like a call would), so it does not look empty.
+		// Broad discovery (namespaces, search) never does this.
+		ctx, cancel := context.WithTimeout(r.Context(), startBound(s))
+		fresh, err := d.fetch(ctx, st, name)
+		cancel()
+		if err != nil {
+			e := mapError(err)
+			if e.body.Namespace == "" {
+				e.body.Namespace = name
+			}
+			return e
+		}
+		snap = fresh
+	}
 	all := tools(s, snap)
 	resp := api.ToolsResponse{Namespace: d.namespace(st, name, snap), Tools: all}
 	if tool != "" && usable(snap) {
@@ -317,4 +333,14 @@ func (d *daemon) listChanged(h config.ServerHash, kind string) {
 	}
 	d.log.Printf("%s: %s list changed; refetching", s.Name, kind)
 	d.fetchLater(st, s.Name)
+}
+
+// startBound is how long an explicit discovery request waits for a
+// never-read server: its start timeout, plus a little for the listing.
+func startBound(s *config.Server) time.Duration {
+	t := time.Duration(s.Options.StartTimeout)
+	if t <= 0 {
+		t = config.DefaultStartTimeout
+	}
+	return t + 5*time.Second
 }

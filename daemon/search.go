@@ -2,57 +2,215 @@ package daemon
 
 import (
 	"cmp"
+	"encoding/json"
+	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
-// Search ranks cached tools (never starting a server): a tool matching every
-// word ranks above any tool matching only some; within a tier a word found
-// in the name (namespace.tool) scores over one found in the description;
-// ties sort by namespace.tool. Matching is case-insensitive substring.
+// Search ranks cached tools (never starting a server) with BM25 over their
+// words: the tool's name (split at _, -, . and camelCase), title,
+// description and parameter names, each stemmed (Porter) with English stop
+// words dropped. A word in the name counts more than one in the title, and
+// that more than one in the description or a parameter name. The namespace
+// is a filter (?ns= or an "NS:" prefix in the query), never a matched word.
+// Ties sort by namespace.tool.
+
+// Field weights: how many occurrences one word in the field is worth.
 const (
-	scoreAll  = 100 // every word matched
-	scoreName = 2   // per word found in the name
-	scoreDesc = 1   // per word found only in the description
+	weightName  = 3
+	weightTitle = 2
+	weightDesc  = 1
+	weightParam = 1
 )
 
-// score rates t against lowercase words; 0 means no match.
-func score(t api.Tool, words []string) float64 {
-	name := strings.ToLower(t.Namespace + "." + t.Name)
-	desc := strings.ToLower(t.Description)
-	var s, matched int
-	for _, w := range words {
-		switch {
-		case strings.Contains(name, w):
-			s += scoreName
-		case strings.Contains(desc, w):
-			s += scoreDesc
-		default:
-			continue
-		}
-		matched++
-	}
-	if matched == 0 {
-		return 0
-	}
-	if matched == len(words) {
-		s += scoreAll
-	}
-	return float64(s)
+// BM25 parameters (the usual values).
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// defaultSearchLimit is how many results a search returns unless asked.
+const defaultSearchLimit = 10
+
+// searchDoc is one tool's weighted term frequencies.
+type searchDoc struct {
+	name   string // tool name, for the tie break and the filter
+	tf     map[string]float64
+	length float64
 }
 
-func search(all []api.Tool, q string) []api.SearchHit {
-	words := strings.Fields(strings.ToLower(q))
+// docsOf returns the search documents of a snapshot's tools, built once per
+// snapshot digest (tokenizing and stemming are the costly part).
+func (ix *snapIndex) docsOf(ns string, raws []json.RawMessage) map[string]*searchDoc {
+	ix.docsOnce.Do(func() {
+		ix.docs = make(map[string]*searchDoc, len(raws))
+		for _, raw := range raws {
+			if t, ok := toolOf(ns, raw); ok {
+				ix.docs[t.Name] = newSearchDoc(t)
+			}
+		}
+	})
+	return ix.docs
+}
+
+func newSearchDoc(t api.Tool) *searchDoc {
+	d := &searchDoc{name: t.Name, tf: map[string]float64{}}
+	add := func(text string, w float64) {
+		for _, term := range terms(text) {
+			d.tf[term] += w
+			d.length += w
+		}
+	}
+	var def struct {
+		Title       string `json:"title"`
+		Annotations struct {
+			Title string `json:"title"`
+		} `json:"annotations"`
+		InputSchema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		} `json:"inputSchema"`
+	}
+	_ = json.Unmarshal(t.Definition, &def)
+	add(t.Name, weightName)
+	title := def.Title
+	if title == "" {
+		title = def.Annotations.Title
+	}
+	add(title, weightTitle)
+	add(t.Description, weightDesc)
+	for p := range def.InputSchema.Properties {
+		add(p, weightParam)
+	}
+	return d
+}
+
+// terms splits text into stemmed search terms: words at anything that is
+// not a letter or digit and at camelCase humps, lower-cased, stop words
+// dropped.
+func terms(text string) []string {
+	var out []string
+	for _, w := range words(text) {
+		w = strings.ToLower(w)
+		if stopWords[w] {
+			continue
+		}
+		out = append(out, stem(w))
+	}
+	return out
+}
+
+// words splits at non-alphanumerics and camelCase ("readTextFile" →
+// read, Text, File; "HTTPServer" → HTTP, Server).
+func words(text string) []string {
+	var out []string
+	rs := []rune(text)
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			out = append(out, string(rs[start:end]))
+		}
+		start = -1
+	}
+	for i, r := range rs {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush(i)
+			continue
+		}
+		if start < 0 {
+			start = i
+			continue
+		}
+		prev := rs[i-1]
+		switch {
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			flush(i)
+			start = i
+		case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
+			flush(i)
+			start = i
+		case unicode.IsDigit(r) != unicode.IsDigit(prev):
+			flush(i)
+			start = i
+		}
+	}
+	flush(len(rs))
+	return out
+}
+
+// stopWords are English words too common to say anything about a tool.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a about above after again against all am an and any are as at be because been
+		before being below between both but by can could did do does doing down during each few for from further
+		had has have having he her here hers him his how i if in into is it its itself just me more most my
+		no nor not of off on once only or other our ours out over own same she should so some such than that
+		the their theirs them then there these they this those through to too under until up very was we were
+		what when where which while who whom why will with would you your yours use used using uses via e g eg
+		etc`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// scoredDoc is a candidate of one search.
+type scoredDoc struct {
+	tool api.Tool
+	doc  *searchDoc
+}
+
+// rank scores docs against the query terms with BM25 and returns the hits
+// with a positive score, best first, ties by namespace.tool, at most limit.
+func rank(docs []scoredDoc, query []string, limit int) []api.SearchHit {
 	hits := []api.SearchHit{}
-	if len(words) == 0 {
+	if len(query) == 0 || len(docs) == 0 {
 		return hits
 	}
-	for _, t := range all {
-		if s := score(t, words); s > 0 {
-			hits = append(hits, api.SearchHit{Tool: t, Score: s})
+	n := float64(len(docs))
+	var total float64
+	for _, d := range docs {
+		total += d.doc.length
+	}
+	avg := total / n
+	if avg == 0 {
+		avg = 1
+	}
+	seen := map[string]bool{}
+	var uniq []string
+	for _, q := range query {
+		if !seen[q] {
+			seen[q] = true
+			uniq = append(uniq, q)
+		}
+	}
+	idf := make(map[string]float64, len(uniq))
+	for _, q := range uniq {
+		var df float64
+		for _, d := range docs {
+			if d.doc.tf[q] > 0 {
+				df++
+			}
+		}
+		idf[q] = math.Log(1 + (n-df+0.5)/(df+0.5))
+	}
+	for _, d := range docs {
+		var s float64
+		for _, q := range uniq {
+			tf := d.doc.tf[q]
+			if tf == 0 {
+				continue
+			}
+			s += idf[q] * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.doc.length/avg))
+		}
+		if s > 0 {
+			t := d.tool
+			t.Definition = nil // results name tools; `mcpx schema` has the rest
+			hits = append(hits, api.SearchHit{Tool: t, Score: math.Round(s*1000) / 1000})
 		}
 	}
 	slices.SortFunc(hits, func(a, b api.SearchHit) int {
@@ -61,18 +219,67 @@ func search(all []api.Tool, q string) []api.SearchHit {
 		}
 		return cmp.Compare(a.Namespace+"."+a.Name, b.Namespace+"."+b.Name)
 	})
+	if limit > 0 && len(hits) > limit {
+		hits = hits[:limit]
+	}
 	return hits
 }
 
+// serveSearch answers GET /v1/search?q=WORDS[&ns=NS][&limit=N]. A query
+// word "NS:" (or a query starting "NS:WORD") filters by namespace.
 func (d *daemon) serveSearch(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query().Get("q")
-	if strings.TrimSpace(q) == "" {
+	ns := r.URL.Query().Get("ns")
+	limit := defaultSearchLimit
+	if l := r.URL.Query().Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 0 {
+			return apiErr(http.StatusBadRequest, api.CodeBadRequest, "limit must be a whole number, not %q", l)
+		}
+		limit = n
+	}
+	var text []string
+	for _, f := range strings.Fields(q) {
+		if name, rest, ok := strings.Cut(f, ":"); ok && name != "" && ns == "" {
+			ns = name
+			if rest != "" {
+				text = append(text, rest)
+			}
+			continue
+		}
+		text = append(text, f)
+	}
+	if len(text) == 0 {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "search needs words: ?q=WORDS")
 	}
 	st := d.state.Load()
-	var all []api.Tool
-	for _, name := range st.names {
-		all = append(all, tools(st.cfg.Servers[name], d.snapshot(st, name))...)
+	names := st.names
+	if ns != "" {
+		if _, err := st.server(ns); err != nil {
+			return err
+		}
+		names = []string{ns}
 	}
-	return writeJSON(w, api.SearchResponse{Query: q, Results: search(all, q)})
+	var docs []scoredDoc
+	var unread []string
+	for _, name := range names {
+		s := st.cfg.Servers[name]
+		snap := d.snapshot(st, name)
+		if snap == nil {
+			unread = append(unread, name)
+		}
+		if !usable(snap) {
+			continue
+		}
+		all := tools(s, snap)
+		// Documents cover every tool of the snapshot; the server's tool
+		// filters apply through tools().
+		byName := d.idx.of(snap).docsOf(s.Name, snap.Tools)
+		for _, t := range all {
+			if doc := byName[t.Name]; doc != nil {
+				docs = append(docs, scoredDoc{tool: t, doc: doc})
+			}
+		}
+	}
+	return writeJSON(w, api.SearchResponse{Query: q, Results: rank(docs, terms(strings.Join(text, " ")), limit), Unread: unread})
 }

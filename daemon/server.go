@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
@@ -93,7 +94,15 @@ func (d *daemon) handler() http.Handler {
 // writeJSON answers 200 with v.
 func writeJSON(w http.ResponseWriter, v any) error {
 	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(v)
+	return newEncoder(w).Encode(v)
+}
+
+// newEncoder writes JSON without HTML escaping: results pass through as the
+// server sent them ("<" stays "<", not "\u003c").
+func newEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
 }
 
 // decodeBody reads a JSON request body into v; an empty body leaves v as
@@ -103,7 +112,8 @@ func decodeBody(r *http.Request, v any) error {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return apiErr(http.StatusRequestEntityTooLarge, api.CodeRequestTooLarge, "request body over %d bytes", tooBig.Limit)
+			return apiErr(http.StatusRequestEntityTooLarge, api.CodeRequestTooLarge,
+				"request body over the daemon's request size limit of %d bytes (%d MiB)", tooBig.Limit, tooBig.Limit>>20)
 		}
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "read request body: %v", err)
 	}
@@ -166,7 +176,8 @@ func mapError(err error) *httpError {
 		e.body.Namespace = login.Server
 		return e
 	case errors.As(err, &cool):
-		e := apiErr(http.StatusServiceUnavailable, api.CodeCooldown, "%v", err)
+		// The stderr tail travels once, in Stderr, not inside the message.
+		e := apiErr(http.StatusServiceUnavailable, api.CodeCooldown, "%s", summary(err, cool))
 		until := cool.Until
 		e.body.RetryAfter = &until
 		e.body.Namespace = cool.Server
@@ -175,7 +186,7 @@ func mapError(err error) *httpError {
 		}
 		return e
 	case errors.As(err, &start):
-		e := apiErr(http.StatusBadGateway, api.CodeStartFailed, "%v", err)
+		e := apiErr(http.StatusBadGateway, api.CodeStartFailed, "%s", summary(err, start))
 		e.body.Stderr = start.Stderr
 		e.body.Namespace = start.Server
 		return e
@@ -186,7 +197,7 @@ func mapError(err error) *httpError {
 	case errors.As(err, &rpc):
 		return apiErr(http.StatusBadGateway, api.CodeServerError, "%s", rpc.Message)
 	case errors.As(err, &exit):
-		e := apiErr(http.StatusBadGateway, api.CodeTransport, "%v", err)
+		e := apiErr(http.StatusBadGateway, api.CodeTransport, "%s", summary(err, exit))
 		e.body.Stderr = exit.Stderr
 		e.body.Namespace = exit.Server
 		return e
@@ -242,3 +253,18 @@ func (p peer) check(self int) error {
 
 // since is time.Since, rounded for logs.
 func since(t time.Time) time.Duration { return time.Since(t).Round(time.Millisecond) }
+
+// summary is err's message with the part inner makes of it replaced by
+// inner's summary (the same words without the stderr tail): errors that
+// wrap a start or exit error keep their own words, and the tail is said
+// once, in api.Error.Stderr.
+func summary(err error, inner interface {
+	error
+	Summary() string
+}) string {
+	full, with := err.Error(), inner.Error()
+	if i := strings.LastIndex(full, with); i >= 0 {
+		return full[:i] + inner.Summary() + full[i+len(with):]
+	}
+	return inner.Summary()
+}

@@ -152,28 +152,28 @@ func (d *daemon) snapshotInfo(run *taskRun) api.Task {
 	return run.info
 }
 
-// answerTask writes run's outcome as a CallResponse (waiting for it), or
-// its error.
-func (d *daemon) answerTask(w http.ResponseWriter, r *http.Request, run *taskRun) error {
+// taskResponse waits for run's outcome and returns it as a CallResponse,
+// or its error.
+func (d *daemon) taskResponse(ctx context.Context, run *taskRun) (*api.CallResponse, error) {
 	select {
 	case <-run.done:
-	case <-r.Context().Done():
-		return r.Context().Err()
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 	info := d.snapshotInfo(run)
 	if run.err != nil {
 		e := taskError(run.err)
 		e.body.Namespace, e.body.Tool = info.Namespace, info.Tool
-		return e
+		return nil, e
 	}
 	resp, err := d.extractBlobs(info.Namespace, info.Tool, run.result)
 	if err != nil {
-		return apiErr(http.StatusBadGateway, api.CodeTransport, "result of %s.%s: %v", info.Namespace, info.Tool, err)
+		return nil, apiErr(http.StatusBadGateway, api.CodeTransport, "result of %s.%s: %v", info.Namespace, info.Tool, err)
 	}
 	if info.TaskID != "" {
 		resp.Task = &info
 	}
-	return writeJSON(w, resp)
+	return &resp, nil
 }
 
 // findTask returns the run of task id of ns, pruning old finished ones.
@@ -233,7 +233,11 @@ func (d *daemon) serveTaskResult(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return d.answerTask(w, r, run)
+	resp, err := d.taskResponse(r.Context(), run)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, resp)
 }
 
 // serveTaskCancel answers POST /v1/task/cancel: tasks/cancel is sent, and

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -99,12 +98,12 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 		if cn.proc, err = newProc(srv, env, dp.dir); err != nil {
 			return nil, "", err
 		}
-		cmd := cn.proc.cmd
-		cn.tr = transport.NewStdioWithOptions(srv.Command, env, srv.Args,
-			transport.WithCommandFunc(func(context.Context, string, []string, []string) (*exec.Cmd, error) {
-				return cmd, nil
-			}),
-			transport.WithCommandLogger(quietLogger))
+		stdout, stdin, serr := cn.proc.startPipes()
+		if serr != nil {
+			cn.proc.started()
+			return nil, cn.proc.stderrTail(grace), fmt.Errorf("start transport: failed to start command: %w", serr)
+		}
+		cn.tr = transport.NewIO(stdout, stdin, nil)
 	case config.TransportHTTP:
 		cn.tr, err = transport.NewStreamableHTTP(srv.URL,
 			transport.WithHTTPBasicClient(dp.httpClient()),
@@ -167,6 +166,11 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 			err = fmt.Errorf("initialize: %w", err)
 		}
 		tail := cn.stop(grace)
+		if cn.proc != nil && cn.proc.out != nil {
+			if junk := cn.proc.out.junk(); junk != "" {
+				err = fmt.Errorf("%w; the server wrote on stdout what is not JSON-RPC (stdout carries only the protocol; logs belong on stderr): %s", err, junk)
+			}
+		}
 		return nil, tail, err
 	}
 	cn.protocolVersion = res.ProtocolVersion
@@ -349,9 +353,12 @@ func (cn *conn) stderrTail() string {
 // Idempotent; later calls wait for the first to finish.
 func (cn *conn) stop(grace time.Duration) string {
 	cn.stopOnce.Do(func() {
-		closed := make(chan struct{})
+		closed := make(chan struct{}) // transport closed and the leader reaped
 		go func() {
 			_ = cn.tr.Close()
+			if cn.proc != nil && cn.proc.reaped != nil {
+				<-cn.proc.reaped
+			}
 			close(closed)
 		}()
 		if cn.proc != nil {

@@ -31,6 +31,10 @@ func (e *StartError) Error() string {
 
 func (e *StartError) Unwrap() error { return e.Err }
 
+// Summary is the message without the stderr tail (which Stderr carries),
+// for answers that show the tail once, on its own.
+func (e *StartError) Summary() string { return fmt.Sprintf("start server %s: %v", e.Server, e.Err) }
+
 // CooldownError is a call refused because the last start failed recently.
 type CooldownError struct {
 	Server string
@@ -42,6 +46,15 @@ func (e *CooldownError) Error() string {
 	msg := fmt.Sprintf("start server %s: cooling down until %s after a failed start", e.Server, e.Until.Format(time.RFC3339))
 	if e.Last != nil {
 		msg += ": " + e.Last.Error()
+	}
+	return msg
+}
+
+// Summary is the message without the stderr tail of the last start.
+func (e *CooldownError) Summary() string {
+	msg := fmt.Sprintf("start server %s: cooling down until %s after a failed start", e.Server, e.Until.Format(time.RFC3339))
+	if e.Last != nil {
+		msg += ": " + e.Last.Err.Error()
 	}
 	return msg
 }
@@ -93,6 +106,9 @@ func (e *ExitError) Error() string {
 }
 
 func (e *ExitError) Unwrap() error { return e.Err }
+
+// Summary is the message without the stderr tail (which Stderr carries).
+func (e *ExitError) Summary() string { return fmt.Sprintf("server %s went away: %v", e.Server, e.Err) }
 
 // stderrSuffix renders the last lines of a stderr tail for an error message;
 // the full tail stays in the error's Stderr field.

@@ -84,6 +84,9 @@ type Pools struct {
 	life    context.Context
 	endLife context.CancelFunc
 
+	// obs routes progress and log notifications to calls in flight.
+	obs observers
+
 	mu     sync.Mutex
 	pools  map[config.ServerHash]*pool
 	closed bool
@@ -621,6 +624,9 @@ func (p *Pools) broadcast(pl *pool) {
 // notificationHandler forwards list_changed notifications of server h.
 func (p *Pools) notificationHandler(h config.ServerHash) func(mcp.JSONRPCNotification) {
 	return func(n mcp.JSONRPCNotification) {
+		if p.obs.deliver(h, n) {
+			return
+		}
 		var kind string
 		switch n.Method {
 		case string(mcp.MethodNotificationToolsListChanged):

@@ -17,8 +17,9 @@ import (
 )
 
 // proc is the operating-system side of a stdio server: a child in its own
-// process group whose stderr is read into a ring buffer. The stdin/stdout
-// pipes belong to mcp-go's stdio transport, which starts the command.
+// process group whose stderr is read into a ring buffer. mcpx starts it and
+// reaps it (startPipes); mcp-go's stdio transport speaks over its
+// stdin/stdout pipes.
 type proc struct {
 	cmd    *exec.Cmd
 	stderr ring
@@ -28,6 +29,10 @@ type proc struct {
 	// exited is closed when stderr reaches EOF: every holder of the write
 	// end exited or closed it (a server may close its stderr and live on).
 	exited chan struct{}
+	// reaped is closed once the leader exited and was waited for (nil
+	// until startPipes started it); out watches its stdout.
+	reaped chan struct{}
+	out    *stdoutWatch
 }
 
 // newProc builds (but does not start) the command for a stdio server. The

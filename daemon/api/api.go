@@ -19,7 +19,7 @@ const (
 	PathResolve    = "/v1/resolve"    // GET ?dir=ABS
 	PathNamespaces = "/v1/namespaces" // GET
 	PathTools      = "/v1/tools"      // GET ?ns=NS
-	PathSearch     = "/v1/search"     // GET ?q=WORDS
+	PathSearch     = "/v1/search"     // GET ?q=WORDS[&ns=NS][&limit=N]
 	PathSchema     = "/v1/schema"     // GET ?ns=NS[&tool=TOOL]
 	PathCall       = "/v1/call"       // POST CallRequest
 	PathRefresh    = "/v1/refresh"    // POST RefreshRequest
@@ -50,7 +50,8 @@ const (
 	CodeServerError          = "server_error"          // 502: the MCP server answered a JSON-RPC error
 	CodeDirectoryNotFound    = "directory_not_found"   // 400 (resolve)
 	CodeDirectoryNotAbsolute = "directory_not_absolute"
-	CodeUntrusted            = "untrusted" // 403: the server's project file is not trusted (`mcpx trust`)
+	CodeUntrusted            = "untrusted_config"  // 403: the server's project file is not trusted (`mcpx trust`)
+	CodeInvalidArguments     = "invalid_arguments" // 422: arguments the tool's input schema rejects
 )
 
 // Error is every non-2xx body.
@@ -66,6 +67,13 @@ type Error struct {
 	Stderr string `json:"stderr,omitempty"`
 	// RetryAfter is set with code cooldown.
 	RetryAfter *time.Time `json:"retryAfter,omitempty"`
+	// Argument names the argument an invalid_arguments error is about
+	// (unknown, missing or of the wrong type); Suggestion is then the
+	// nearest parameter name of an unknown one.
+	Argument string `json:"argument,omitempty"`
+	// Problems lists every violation of the input schema found
+	// (invalid_arguments), each "at /path: what".
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Health is GET /v1/health.
@@ -119,7 +127,9 @@ type Tool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Annotations json.RawMessage `json:"annotations,omitempty"`
-	Definition  json.RawMessage `json:"definition"`
+	// Definition is absent in search results (they name tools; `mcpx
+	// schema` has the rest).
+	Definition json.RawMessage `json:"definition,omitempty"`
 }
 
 // ToolsResponse is GET /v1/tools?ns= and GET /v1/schema?ns=[&tool=].
@@ -134,17 +144,40 @@ type SearchHit struct {
 	Score float64 `json:"score"`
 }
 
-// SearchResponse is GET /v1/search?q=.
+// SearchResponse is GET /v1/search?q=WORDS[&ns=NS][&limit=N]: at most
+// limit hits (default 10), best first. Unread lists the namespaces searched
+// whose tools have never been read (search never starts a server; `mcpx
+// refresh` reads them).
 type SearchResponse struct {
 	Query   string      `json:"query"`
 	Results []SearchHit `json:"results"`
+	Unread  []string    `json:"unread,omitempty"`
 }
 
 // CallRequest is POST /v1/call.
+//
+// Arguments travel raw: a whole JSON object (Arguments), and/or key=value
+// pairs (Pairs) that the daemon types against the tool's cached input schema
+// and sets over Arguments, in order. A key given more than once builds an
+// array where the schema says array. Unless NoValidate, the result is
+// checked against the input schema before the tool is called.
 type CallRequest struct {
 	Namespace string          `json:"namespace"`
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments,omitempty"` // a JSON object
+	Pairs     []ArgPair       `json:"pairs,omitempty"`
+	// NoValidate sends the arguments as given (pairs still typed where the
+	// schema says how) without checking them against the input schema.
+	NoValidate bool `json:"noValidate,omitempty"`
+	// Raw asks for the result exactly as the server sent it: binary
+	// content is still stored (Blobs) but stays inline in Result.
+	Raw bool `json:"raw,omitempty"`
+	// Stream asks for an application/x-ndjson answer: StreamFrame lines
+	// while the call runs (progress, log, status), ending with exactly one
+	// frame carrying the result or the error. Failures before the call
+	// starts (unknown tool, invalid arguments, policy) are plain error
+	// answers with their HTTP status, as without Stream.
+	Stream bool `json:"stream,omitempty"`
 	// Session is MCPX_SESSION_ID or --session (scope "session").
 	Session string `json:"session,omitempty"`
 	// Cwd is the caller's working directory (scope "cwd").
@@ -157,6 +190,57 @@ type CallRequest struct {
 	Task   bool `json:"task,omitempty"`
 	Detach bool `json:"detach,omitempty"`
 }
+
+// ArgPair is one key=value (JSON false) or key:=JSON (JSON true) argument
+// of a call, as the user wrote it; the CLI has already replaced key=@FILE by
+// the file's contents.
+type ArgPair struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	JSON  bool   `json:"json,omitempty"`
+}
+
+// ContentTypeNDJSON is the media type of a streamed call answer.
+const ContentTypeNDJSON = "application/x-ndjson"
+
+// StreamFrame is one line of a streamed call answer: exactly one field is
+// set.
+type StreamFrame struct {
+	Progress *Progress     `json:"progress,omitempty"`
+	Log      *LogMessage   `json:"log,omitempty"`
+	Status   *CallStatus   `json:"status,omitempty"`
+	Result   *CallResponse `json:"result,omitempty"`
+	Error    *Error        `json:"error,omitempty"`
+}
+
+// Progress is a notifications/progress the server sent for the call.
+type Progress struct {
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"` // 0: unknown
+	Message  string  `json:"message,omitempty"`
+}
+
+// LogMessage is a notifications/message (log line) the server sent while
+// the call ran.
+type LogMessage struct {
+	Level  string          `json:"level,omitempty"`
+	Logger string          `json:"logger,omitempty"`
+	Data   json.RawMessage `json:"data,omitempty"`
+}
+
+// CallStatus says where the call is: State "starting" when no instance of
+// the server runs yet (the call waits for one to start), "calling" once
+// the request went to the server.
+type CallStatus struct {
+	State     string `json:"state"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// Call states.
+const (
+	CallStarting = "starting"
+	CallCalling  = "calling"
+)
 
 // Blob is binary tool output stored in the content-addressed cache.
 type Blob struct {

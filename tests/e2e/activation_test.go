@@ -69,7 +69,7 @@ func TestActivationFirstCallStartsTheServiceFromTheSocket(t *testing.T) {
 	}
 	verifyUnits(t, m)
 
-	if r := e.MustOK("call", "demo.echo", "text=hi"); r.Stdout != "hi\n" {
+	if r := e.MustOK("call", "demo.echo", "text=hi"); r.Stdout != "hi" {
 		t.Fatalf("first call:\n%s", r)
 	}
 	svc := m.Show(t, "mcpx@builtin.service", "ActiveState", "TriggeredBy", "StatusText", "MainPID")
@@ -170,7 +170,7 @@ func TestStatusNeverActivates(t *testing.T) {
 		t.Fatalf("status changed the failed service to %s", got)
 	}
 	// The next call starts it again.
-	if r := e.MustOK("call", "demo.echo", "text=again"); r.Stdout != "again\n" {
+	if r := e.MustOK("call", "demo.echo", "text=again"); r.Stdout != "again" {
 		t.Fatalf("call after failure:\n%s", r)
 	}
 }
@@ -189,7 +189,7 @@ func TestRestartsUnderLoadLoseNoCall(t *testing.T) {
 		for i := 0; i < calls; i++ {
 			want := fmt.Sprintf("c%d", i)
 			r := e.Mcpx("call", "demo.echo", "text="+want)
-			if r.Code != 0 || r.Stdout != want+"\n" {
+			if r.Code != 0 || r.Stdout != want {
 				mu.Lock()
 				failed = append(failed, r.String())
 				mu.Unlock()
@@ -252,7 +252,7 @@ func concurrentFirstCalls(t *testing.T, e *Env) {
 	}
 	wg.Wait()
 	for i, r := range results {
-		if r.Code != 0 || r.Stdout != fmt.Sprintf("r%d\n", i) {
+		if r.Code != 0 || r.Stdout != fmt.Sprintf("r%d", i) {
 			t.Fatalf("concurrent call %d:\n%s", i, r)
 		}
 	}
@@ -289,7 +289,7 @@ func TestIdleExitLeavesTheSocketListening(t *testing.T) {
 	if got := unitState(t, m, sock); got != "active" {
 		t.Fatalf("socket after idle exit: %s", got)
 	}
-	if r := e.MustOK("call", "fx.echo", "text=back"); r.Stdout != "back\n" {
+	if r := e.MustOK("call", "fx.echo", "text=back"); r.Stdout != "back" {
 		t.Fatalf("call after idle exit:\n%s", r)
 	}
 	if got := unitState(t, m, svc); got != "active" {
@@ -304,7 +304,7 @@ func TestDirectManagerBehavesTheSame(t *testing.T) {
 	if st.Manager != "direct" || st.Service.State == "running" {
 		t.Fatalf("status before any call: %+v", st)
 	}
-	if r := e.MustOK("call", "demo.echo", "text=hi"); r.Stdout != "hi\n" {
+	if r := e.MustOK("call", "demo.echo", "text=hi"); r.Stdout != "hi" {
 		t.Fatalf("call:\n%s", r)
 	}
 	e.MustOK("ls")
@@ -335,7 +335,7 @@ func TestStopKeepsTheSocketUnlessAsked(t *testing.T) {
 	// default start limit (5 in 10 s) must keep working.
 	for i := range 8 {
 		want := fmt.Sprintf("again%d", i)
-		if r := e.MustOK("call", "demo.echo", "text="+want); r.Stdout != want+"\n" {
+		if r := e.MustOK("call", "demo.echo", "text="+want); r.Stdout != want {
 			t.Fatalf("call %d after stop:\n%s", i, r)
 		}
 		if _, err := m.Systemctl("stop", "mcpx@builtin.service"); err != nil {
@@ -352,7 +352,7 @@ func TestStopKeepsTheSocketUnlessAsked(t *testing.T) {
 		t.Fatalf("status after stop --socket: %+v", st)
 	}
 	// The next command sets the socket up again and activates the daemon.
-	if r := e.MustOK("call", "demo.echo", "text=back"); r.Stdout != "back\n" {
+	if r := e.MustOK("call", "demo.echo", "text=back"); r.Stdout != "back" {
 		t.Fatalf("call after stop --socket:\n%s", r)
 	}
 }

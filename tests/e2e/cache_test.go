@@ -120,7 +120,7 @@ func TestOldSnapshotWithoutAnnotationsIsNotServed(t *testing.T) {
 	if n := namespace(t, e, "demo"); n.State != api.StateCached {
 		t.Fatalf("after the refetch: %+v", n)
 	}
-	if r := e.MustOK("call", "--yes", "demo.delete_note", "name=draft"); r.Stdout != "deleted draft\n" {
+	if r := e.MustOK("call", "--yes", "demo.delete_note", "name=draft"); r.Stdout != "deleted draft" {
 		t.Fatalf("with --yes:\n%s", r)
 	}
 }
@@ -223,7 +223,7 @@ func TestPolicyReadOnlyDenyAllow(t *testing.T) {
   "allow": {"command": %s, "mcpx": {"policy": {"destructive": "allow"}}}
 }}`, fx, fx, fx))
 	// readOnlyHint tools are never asked about (no terminal, no --yes).
-	if r := e.MustOK("call", "ask.echo", "text=ro"); r.Stdout != "ro\n" {
+	if r := e.MustOK("call", "ask.echo", "text=ro"); r.Stdout != "ro" {
 		t.Fatalf("read-only tool:\n%s", r)
 	}
 	if r := e.Mcpx("call", "ask.delete_note", "name=n"); r.Code != 4 {
@@ -232,7 +232,7 @@ func TestPolicyReadOnlyDenyAllow(t *testing.T) {
 	if r := e.Mcpx("call", "--yes", "deny.delete_note", "name=n"); r.Code != 4 || !strings.Contains(r.Stderr, "deny") {
 		t.Fatalf("deny with --yes must still refuse:\n%s", r)
 	}
-	if r := e.MustOK("call", "allow.delete_note", "name=n"); r.Stdout != "deleted n\n" {
+	if r := e.MustOK("call", "allow.delete_note", "name=n"); r.Stdout != "deleted n" {
 		t.Fatalf("allow never asks:\n%s", r)
 	}
 }

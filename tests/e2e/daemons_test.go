@@ -41,7 +41,7 @@ func TestDaemonsStopAllAndPrune(t *testing.T) {
 	for _, name := range []string{"alpha", "beta"} {
 		dir := filepath.Join(e.Root, name)
 		e.WriteFile(filepath.Join(dir, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {"fx": {"command": %s}}}`, jsonString(fixtureBin)))
-		if r := e.McpxIn(dir, "call", "fx.echo", "text="+name); r.Code != 0 || r.Stdout != name+"\n" {
+		if r := e.McpxIn(dir, "call", "fx.echo", "text="+name); r.Code != 0 || r.Stdout != name {
 			t.Fatalf("%s", r)
 		}
 		var st statusDoc

@@ -108,7 +108,7 @@ func TestSurfacesAgree(t *testing.T) {
     "other": {"command": %s, "args": ["--unused"], "mcpx": {"description": "never started"}}
   }
 }`, jsonString(fixtureBin), jsonString(fixtureBin)))
-	if r := e.MustOK("call", "demo.echo", "text=x"); r.Stdout != "x\n" {
+	if r := e.MustOK("call", "demo.echo", "text=x"); r.Stdout != "x" {
 		t.Fatalf("echo: %s", r)
 	}
 

@@ -169,14 +169,14 @@ func TestOAuthLogin(t *testing.T) {
 		t.Fatalf("token directory: %v %v", di, err)
 	}
 
-	if r := run("call", "remote.echo", "text=hello"); r.Code != 0 || r.Stdout != "hello\n" {
+	if r := run("call", "remote.echo", "text=hello"); r.Code != 0 || r.Stdout != "hello" {
 		t.Fatalf("call after login:\n%s", r)
 	}
 
 	// After expiry: refreshed transparently.
 	before := fx.stats(t).RefreshGrants
 	waitExpiry()
-	if r := run("call", "remote.echo", "text=later"); r.Code != 0 || r.Stdout != "later\n" {
+	if r := run("call", "remote.echo", "text=later"); r.Code != 0 || r.Stdout != "later" {
 		t.Fatalf("call after expiry:\n%s", r)
 	}
 	if got := fx.stats(t).RefreshGrants - before; got != 1 {
@@ -190,7 +190,7 @@ func TestOAuthLogin(t *testing.T) {
 	for i := range 20 {
 		wg.Go(func() {
 			text := fmt.Sprintf("c%d", i)
-			if r := run("call", "remote.echo", "text="+text); r.Code != 0 || r.Stdout != text+"\n" {
+			if r := run("call", "remote.echo", "text="+text); r.Code != 0 || r.Stdout != text {
 				t.Errorf("concurrent call %d:\n%s", i, r)
 			}
 		})
@@ -215,7 +215,7 @@ func TestOAuthLogin(t *testing.T) {
 	if r := run("login", "remote"); r.Code != 0 {
 		t.Fatalf("second login:\n%s", r)
 	}
-	if r := run("call", "remote.echo", "text=again"); r.Code != 0 || r.Stdout != "again\n" {
+	if r := run("call", "remote.echo", "text=again"); r.Code != 0 || r.Stdout != "again" {
 		t.Fatalf("call after the second login:\n%s", r)
 	}
 	revBefore := fx.stats(t).Revocations
@@ -295,7 +295,7 @@ func TestOAuthDeviceLogin(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stderr, "enter the code") {
 		t.Fatalf("device login:\n%s", r)
 	}
-	if r := e.MustOK("call", "remote.echo", "text=dev"); r.Stdout != "dev\n" {
+	if r := e.MustOK("call", "remote.echo", "text=dev"); r.Stdout != "dev" {
 		t.Fatalf("call:\n%s", r)
 	}
 	for _, tok := range fx.stats(t).Tokens {

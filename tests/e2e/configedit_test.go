@@ -15,7 +15,7 @@ func TestConfigAddRemove(t *testing.T) {
 	e := NewEnv(t)
 	cfg := e.WriteFile(filepath.Join(e.Work, ".mcpx.json"), "{\n  // mine\n  \"mcpServers\": {\n    \"keep\": {\"command\": \"true\"} // kept\n  }\n}\n")
 	e.MustOK("config", "add", "fx", "--env", "NS=fx", "--", fixtureBin)
-	if r := e.MustOK("call", "fx.env", "name=NS"); r.Stdout != "fx\n" {
+	if r := e.MustOK("call", "fx.env", "name=NS"); r.Stdout != "fx" {
 		t.Fatalf("added server: %s", r)
 	}
 	b, _ := os.ReadFile(cfg)
@@ -26,7 +26,7 @@ func TestConfigAddRemove(t *testing.T) {
 		t.Fatalf("overwrite without --force: %s", r)
 	}
 	e.MustOK("config", "add", "--force", "fx", "--env", "NS=again", "--", fixtureBin)
-	if r := e.MustOK("call", "fx.env", "name=NS"); r.Stdout != "again\n" {
+	if r := e.MustOK("call", "fx.env", "name=NS"); r.Stdout != "again" {
 		t.Fatalf("replaced server: %s", r)
 	}
 	e.MustOK("config", "add", "web", "--url", "https://example.invalid/mcp", "--header", "Authorization=Bearer ${WEB_TOKEN}")

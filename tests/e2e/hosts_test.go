@@ -358,7 +358,7 @@ bearer_token_env_var = "CODEX_GH_TOKEN"
 		t.Fatalf("transports: %+v", doc.Servers)
 	}
 	for _, ns := range []string{"gsse", "ghttp", "wremote", "cremote"} {
-		if r := e.MustOK("call", ns+".echo", "text="+ns); r.Stdout != ns+"\n" {
+		if r := e.MustOK("call", ns+".echo", "text="+ns); r.Stdout != ns {
 			t.Errorf("%s: %s", ns, r)
 		}
 	}

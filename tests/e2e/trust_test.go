@@ -118,7 +118,7 @@ func TestConfigEditAppliesOnNextCommand(t *testing.T) {
 	}
 	write("deny", fmt.Sprintf(`,
   "added": {"command": %s}`, jsonString(fixtureBin)))
-	if r := e.MustOK("call", "added.echo", "text=new"); r.Stdout != "new\n" {
+	if r := e.MustOK("call", "added.echo", "text=new"); r.Stdout != "new" {
 		t.Fatalf("new server: %s", r)
 	}
 }

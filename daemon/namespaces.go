@@ -1,10 +1,12 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -100,7 +102,45 @@ func toolOf(ns string, raw json.RawMessage) (api.Tool, bool) {
 	if len(head.Annotations) > 0 && string(head.Annotations) != "null" {
 		t.Annotations = head.Annotations
 	}
+	if annotationsAmbiguous(raw) {
+		// encoding/json took one of several "annotations" keys (matched
+		// case-insensitively, the last one wins): keep something that is not
+		// an object, so the policy treats the tool as malformed.
+		t.Annotations = json.RawMessage(`"ambiguous annotations"`)
+	}
 	return t, true
+}
+
+// annotationsAmbiguous reports whether a tool definition has more than one
+// key that encoding/json would take for "annotations", or a case variant
+// of it.
+func annotationsAmbiguous(raw json.RawMessage) bool {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		return false
+	}
+	n := 0
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return true
+		}
+		if key, _ := tok.(string); strings.EqualFold(key, "annotations") {
+			if key != "annotations" {
+				return true
+			}
+			n++
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return true
+		}
+	}
+	return n > 1
 }
 
 func (d *daemon) serveNamespaces(w http.ResponseWriter, r *http.Request) error {

@@ -50,6 +50,13 @@ type Options struct {
 	// ShutdownGrace bounds how long calls in flight may finish on exit
 	// (0: 10s).
 	ShutdownGrace time.Duration
+	// ReadTimeout bounds reading one request, headers and body (0: 30s);
+	// IdleTimeout closes a keep-alive connection without a request (0:
+	// 60s); MaxConns caps the connections served at once, more wait (0:
+	// 512). See limits.go.
+	ReadTimeout time.Duration
+	IdleTimeout time.Duration
+	MaxConns    int
 }
 
 const (
@@ -118,6 +125,15 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = defaultShutdownGrace
 	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = defaultReadTimeout
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = defaultIdleTimeout
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = defaultMaxConns
+	}
 	flags := log.LstdFlags
 	if opts.Getenv("JOURNAL_STREAM") != "" {
 		flags = 0 // the journal stamps every line itself
@@ -154,9 +170,12 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	srv := &http.Server{
 		Handler:           d.handler(),
 		ConnContext:       connContext,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(defaultReadHeaderTimeout, opts.ReadTimeout),
+		ReadTimeout:       opts.ReadTimeout,
+		IdleTimeout:       opts.IdleTimeout,
 		ErrorLog:          d.log,
 	}
+	ln = newLimitListener(ln, opts.MaxConns)
 	// The listener already queues connections, so the info file can
 	// announce the daemon just before the first Accept.
 	if err := d.writeInfo(); err != nil {

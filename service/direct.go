@@ -281,12 +281,15 @@ func (d *Direct) State(ctx context.Context, key config.DaemonKey) (State, error)
 	}
 	st.PID = info.Pid
 	st.Since = info.StartedAt
-	if proc.Alive(info.Pid) {
+	if info.Running() {
 		st.Service = ServiceRunning
 	} else {
 		st.Service = ServiceStale
 		st.Socket = SocketAbsent // a file nobody listens on
 		st.LastExit = "process gone without removing its info file"
+		if proc.Alive(info.Pid) {
+			st.LastExit = fmt.Sprintf("process gone without removing its info file (pid %d now belongs to another process)", info.Pid)
+		}
 	}
 	return st, nil
 }
@@ -311,24 +314,27 @@ func (d *Direct) Stop(ctx context.Context, key config.DaemonKey, socket bool) er
 	if err != nil {
 		return fmt.Errorf("stop daemon %s: %w", key, err)
 	}
-	if info == nil || !proc.Alive(info.Pid) {
+	if info == nil || !info.Running() {
 		d.cleanup(key, info)
 		return nil
 	}
-	if err := syscall.Kill(info.Pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+	// Signals go only to the process proven to be this daemon (start time,
+	// else command line; through a pidfd where there are pidfds): a pid
+	// from a file may belong to someone else by now.
+	if err := info.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stop daemon %s (pid %d): %w", key, info.Pid, err)
 	}
 	timeout := d.StopTimeout
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
-	if waitGone(ctx, info.Pid, timeout) {
+	if waitGone(ctx, info, timeout) {
 		return nil
 	}
-	if err := syscall.Kill(info.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := info.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stop daemon %s (pid %d): %w", key, info.Pid, err)
 	}
-	if !waitGone(ctx, info.Pid, 5*time.Second) {
+	if !waitGone(ctx, info, 5*time.Second) {
 		return fmt.Errorf("stop daemon %s: pid %d survived SIGKILL", key, info.Pid)
 	}
 	d.cleanup(key, info)
@@ -346,9 +352,9 @@ func (d *Direct) cleanup(key config.DaemonKey, info *api.InfoFile) {
 	}
 }
 
-func waitGone(ctx context.Context, pid int, timeout time.Duration) bool {
+func waitGone(ctx context.Context, info *api.InfoFile, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
-	for proc.Alive(pid) {
+	for info.Running() {
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return false
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -242,7 +243,7 @@ func TestDirectStartTimeoutKillsTheChild(t *testing.T) {
 	}
 	var pid int
 	fmt.Sscan(pids[0], &pid)
-	if !waitGone(context.Background(), pid, 5*time.Second) {
+	if !waitGone(context.Background(), &api.InfoFile{Pid: pid}, 5*time.Second) {
 		t.Fatalf("hung daemon %d still running after the failed start", pid)
 	}
 }
@@ -277,5 +278,47 @@ func TestDaemonEnvDropsServiceManagerVariables(t *testing.T) {
 	got := daemonEnv([]string{"PATH=/bin", "LISTEN_FDS=3", "LISTEN_PID=9", "LISTEN_FDNAMES=mcpx", "NOTIFY_SOCKET=/x", "HOME=/h"})
 	if strings.Join(got, " ") != "PATH=/bin HOME=/h" {
 		t.Fatalf("daemonEnv = %q", got)
+	}
+}
+
+// A pid read from an info file may belong to another process by now: Stop
+// must not signal it and State must not call it running.
+func TestDirectLeavesAReusedPidAlone(t *testing.T) {
+	d, _ := setup(t, "ok")
+	key := config.DaemonKey("bbbbbbbbbbbb")
+	if err := d.Paths.EnsureRuntime(); err != nil {
+		t.Fatal(err)
+	}
+	sleep := exec.Command("sleep", "60")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sleep.Process.Kill()
+	exited := make(chan struct{})
+	go func() { sleep.Wait(); close(exited) }()
+	pid := sleep.Process.Pid
+	for _, info := range []api.InfoFile{
+		{DaemonKey: string(key), Pid: pid},                                    // no start time: command line decides
+		{DaemonKey: string(key), Pid: pid, PidStart: proc.StartTime(pid) + 1}, // another start time
+	} {
+		b, _ := json.Marshal(info)
+		if err := os.WriteFile(d.Paths.Info(key), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		st, err := d.State(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Service == ServiceRunning {
+			t.Fatalf("State = %+v: an unrelated process counts as the daemon", st)
+		}
+		if err := d.Stop(context.Background(), key, false); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-exited:
+			t.Fatalf("Stop killed the unrelated process %d (info %+v)", pid, info)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 }

@@ -218,14 +218,18 @@ type Resolve struct {
 // InfoFile is <runtime>/mcpx/<daemonKey>.json, written by a running daemon
 // and removed on clean exit.
 type InfoFile struct {
-	DaemonKey  string    `json:"daemonKey"`
-	SchemaHash string    `json:"schemaHash"`
-	Socket     string    `json:"socket"`
-	Pid        int       `json:"pid"`
-	Manager    string    `json:"manager"`
-	Configs    []string  `json:"configs"`
-	Version    string    `json:"version"`
-	StartedAt  time.Time `json:"startedAt"`
+	DaemonKey  string `json:"daemonKey"`
+	SchemaHash string `json:"schemaHash"`
+	Socket     string `json:"socket"`
+	Pid        int    `json:"pid"`
+	// PidStart is the daemon's start time in clock ticks after boot (Linux
+	// /proc/<pid>/stat), so a reader can tell it from a later process that
+	// reused the pid (see Running).
+	PidStart  uint64    `json:"pidStart,omitempty"`
+	Manager   string    `json:"manager"`
+	Configs   []string  `json:"configs"`
+	Version   string    `json:"version"`
+	StartedAt time.Time `json:"startedAt"`
 }
 
 // KeyRecord is $XDG_STATE_HOME/mcpx/keys/<daemonKey>.json, written by the

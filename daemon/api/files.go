@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
+
+	"github.com/mcpx-dev/mcpx/internal/proc"
 )
 
 // WriteJSONAtomic writes v as indented JSON to path with the given mode:
@@ -77,4 +80,18 @@ func readJSON(path string, v any) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
+}
+
+// Running reports whether the info file's pid is still the daemon that
+// wrote it: the same start time where it was recorded and can be read,
+// else a command line holding "--key <daemonKey>". A pid that was reused
+// by an unrelated process is not running.
+func (i *InfoFile) Running() bool {
+	return i != nil && proc.Is(i.Pid, i.PidStart, "--key", i.DaemonKey)
+}
+
+// Signal sends sig to the daemon only if Running holds (through a pidfd
+// where the kernel has them); otherwise it returns syscall.ESRCH.
+func (i *InfoFile) Signal(sig syscall.Signal) error {
+	return proc.Signal(i.Pid, i.PidStart, sig, "--key", i.DaemonKey)
 }

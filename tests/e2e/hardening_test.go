@@ -1,10 +1,14 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Annotation keys are exact: a case-variant readOnlyHint beside
@@ -23,5 +27,46 @@ func TestCaseVariantAnnotationsNeedConfirmation(t *testing.T) {
 	}
 	if r := e.MustOK("call", "--yes", "fx.wipe"); !strings.Contains(r.Stdout, "ran wipe") {
 		t.Fatalf("confirmed call:\n%s", r)
+	}
+}
+
+// An info file left by a daemon that died names a pid the kernel may have
+// given to another process: `mcpx stop` must leave that process alone and
+// `status` must not call it running (item 1).
+func TestStopLeavesAReusedPidAlone(t *testing.T) {
+	e := NewEnv(t)
+	sleep := exec.Command("sleep", "120")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sleep.Process.Kill()
+	exited := make(chan struct{})
+	go func() { sleep.Wait(); close(exited) }()
+	pid := sleep.Process.Pid
+	// No config anywhere: the built-in default's key.
+	info, _ := json.Marshal(map[string]any{
+		"daemonKey": "builtin", "socket": filepath.Join(e.Run, "mcpx", "builtin.sock"), "pid": pid,
+		"manager": "direct", "configs": []string{}, "version": "dev", "startedAt": time.Now().UTC(),
+	})
+	if err := os.MkdirAll(filepath.Join(e.Run, "mcpx"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.Run, "mcpx", "builtin.json"), info, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Service struct {
+			State string `json:"state"`
+		} `json:"service"`
+	}
+	e.JSON(&st, "status")
+	if st.Service.State == "running" {
+		t.Fatalf("status calls pid %d (a sleep) the running daemon", pid)
+	}
+	e.MustOK("stop")
+	select {
+	case <-exited:
+		t.Fatalf("mcpx stop killed the unrelated process %d", pid)
+	case <-time.After(500 * time.Millisecond):
 	}
 }

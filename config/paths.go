@@ -145,6 +145,11 @@ func (p Paths) EnvFile(k DaemonKey) string { return filepath.Join(p.Runtime, str
 // Lock is the direct manager's start lock, Runtime/<k>.lock.
 func (p Paths) Lock(k DaemonKey) string { return filepath.Join(p.Runtime, string(k)+".lock") }
 
+// Alive is the file a daemon holds a flock on for its whole life,
+// Runtime/<k>.alive: while it is locked a daemon for k is running, whether
+// or not its socket file still exists.
+func (p Paths) Alive(k DaemonKey) string { return filepath.Join(p.Runtime, string(k)+".alive") }
+
 // KeysDir holds the key records, State/keys.
 func (p Paths) KeysDir() string { return filepath.Join(p.State, "keys") }
 

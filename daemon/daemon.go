@@ -150,6 +150,12 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 
 		statusPoke: make(chan struct{}, 1),
 	}
+	alive, err := takeAlive(opts.Paths.Alive(opts.Key), opts.ShutdownGrace+5*time.Second)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("run daemon %s: %w", opts.Key, err)
+	}
+	defer alive.Close()
 	d.bgCtx, d.bgCancel = context.WithCancel(context.Background())
 	defer d.bgCancel()
 	d.touch()
@@ -191,7 +197,12 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 
 	loops, stopLoops := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	for _, loop := range []func(context.Context){d.watchConfig, d.idleLoop, d.statusLoop, d.watchdogLoop, d.gcLoop} {
+	loopFns := []func(context.Context){d.watchConfig, d.idleLoop, d.statusLoop, d.watchdogLoop, d.gcLoop}
+	if opts.Manager == "direct" {
+		// Under systemd or launchd the service manager owns the socket.
+		loopFns = append(loopFns, func(ctx context.Context) { d.keepSocket(ctx, srv) })
+	}
+	for _, loop := range loopFns {
 		wg.Add(1)
 		go func() { defer wg.Done(); loop(loops) }()
 	}

@@ -129,12 +129,58 @@ func (d *Direct) Ensure(ctx context.Context, key config.DaemonKey) error {
 	if err == nil {
 		return nil
 	}
+	// A daemon for this key may be alive without a socket file (someone
+	// deleted it): starting another would make two. It binds its path
+	// again; wait for that (or for it to exit).
+	if d.daemonAlive(key) {
+		if err := d.waitAlive(ctx, key, sock); err != nil || probe(sock) == nil {
+			return err
+		}
+	}
 	// Nobody listens: a socket file left by a daemon that died would make
 	// the new one's bind fail. We hold the lock, so no other start races us.
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		os.Remove(sock)
 	}
 	return d.spawn(ctx, key, sock)
+}
+
+// daemonAlive reports whether a daemon for key holds its alive lock
+// (config.Paths.Alive, taken by the daemon for its whole life): a daemon
+// runs, whether or not its socket file exists.
+func (d *Direct) daemonAlive(key config.DaemonKey) bool {
+	l := flock.New(d.Paths.Alive(key), flock.SetPermissions(0o600))
+	defer l.Close()
+	ok, err := l.TryRLock()
+	if err != nil {
+		return false // cannot tell (no file, no permission): as before
+	}
+	if ok {
+		l.Unlock()
+	}
+	return !ok
+}
+
+// waitAlive waits (bounded by the start timeout) until key's live daemon
+// answers on sock again or lets go of its alive lock. It returns nil in
+// both cases and an error when neither happens in time.
+func (d *Direct) waitAlive(ctx context.Context, key config.DaemonKey, sock string) error {
+	deadline := time.Now().Add(d.startTimeout())
+	for d.daemonAlive(key) {
+		if probe(sock) == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return &StartError{Key: key, Log: d.Paths.Log(key),
+				Reason: fmt.Sprintf("a daemon for this key is running but does not answer on %s (run `mcpx stop`)", sock)}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("start daemon %s: %w", key, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 func (d *Direct) startTimeout() time.Duration {

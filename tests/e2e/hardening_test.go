@@ -70,3 +70,36 @@ func TestStopLeavesAReusedPidAlone(t *testing.T) {
 	case <-time.After(500 * time.Millisecond):
 	}
 }
+
+// daemonPids lists the marked processes that are mcpx daemons.
+func (e *Env) daemonPids() []string {
+	var out []string
+	for _, c := range e.MarkedCmdlines() {
+		if strings.Contains(c, "daemon --key") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Deleting the socket file under a live daemon must not start a second
+// daemon: the live one binds its path again (item 13).
+func TestDeletedSocketDoesNotSpawnASecondDaemon(t *testing.T) {
+	e := NewEnv(t)
+	e.MustOK("call", "demo.echo", "text=one")
+	if got := e.daemonPids(); len(got) != 1 {
+		t.Fatalf("daemons after the first call: %q", got)
+	}
+	sock := filepath.Join(e.Run, "mcpx", "builtin.sock")
+	if err := os.Remove(sock); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if r := e.MustOK("call", "demo.echo", fmt.Sprintf("text=%d", i)); r.Stdout != fmt.Sprintf("%d\n", i) {
+			t.Fatalf("call after deleting the socket:\n%s", r)
+		}
+	}
+	if got := e.daemonPids(); len(got) != 1 {
+		t.Fatalf("daemons after deleting the socket: %q, want 1", got)
+	}
+}

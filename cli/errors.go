@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/owner"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -71,10 +72,15 @@ func classify(err error) (code int, what, hint, tail string) {
 		se   *service.StartError
 		unv  *config.UnsetVarError
 		perr *config.ParseError
+		uns  *owner.UnsafeError
 	)
 	switch {
 	case errors.As(err, &ee):
 		return ee.code, ee.msg, "", ""
+	case errors.As(err, &uns):
+		// State someone else could have written: refused, like an
+		// untrusted config.
+		return ExitPolicy, uns.Error(), "", ""
 	case errors.As(err, &ue):
 		help := "mcpx --help"
 		if ue.cmd != "" && ue.cmd != "mcpx" {

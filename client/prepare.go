@@ -2,12 +2,12 @@ package client
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/owner"
 )
 
 // prepare writes what the daemon reads at start, before anything can
@@ -55,11 +55,16 @@ func (c *Client) writeKeyRecord() error {
 	if configs == nil {
 		configs = []string{}
 	}
+	// The record decides what the daemon runs: never write it into (or
+	// trust it from) a directory someone else controls.
+	if err := owner.MkdirAll(c.paths.KeysDir(), 0o700); err != nil {
+		return fmt.Errorf("write key record %s: %w", path, err)
+	}
+	if err := owner.CheckDir(c.paths.State); err != nil {
+		return fmt.Errorf("write key record %s: %w", path, err)
+	}
 	if rec, err := api.ReadKeyRecord(path); err == nil && slices.Equal(rec.Configs, configs) {
 		return nil
-	}
-	if err := os.MkdirAll(c.paths.KeysDir(), 0o700); err != nil {
-		return fmt.Errorf("write key record %s: %w", path, err)
 	}
 	rec := api.KeyRecord{DaemonKey: string(c.key), Configs: configs, CreatedAt: time.Now().UTC()}
 	if err := api.WriteJSONAtomic(path, rec, 0o600); err != nil {

@@ -9,6 +9,8 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+
+	"github.com/mcpx-dev/mcpx/internal/owner"
 )
 
 // alwaysCaptured are passed to every daemon besides the referenced variables:
@@ -87,8 +89,11 @@ func WriteEnvFile(path string, env map[string]string) (bool, error) {
 
 // ReadEnvFile reads a file written by WriteEnvFile; a missing file is an
 // empty map and no error.
+//
+// The file names the values servers get: it must be the user's and writable
+// by nobody else (package owner), else the error wraps owner.ErrUnsafe.
 func ReadEnvFile(path string) (map[string]string, error) {
-	b, err := os.ReadFile(path)
+	b, err := owner.ReadFile(path, 16<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]string{}, nil
 	}

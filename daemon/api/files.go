@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/mcpx-dev/mcpx/internal/owner"
 	"github.com/mcpx-dev/mcpx/internal/proc"
 )
 
@@ -62,8 +63,17 @@ func ReadInfo(path string) (*InfoFile, error) {
 }
 
 // ReadKeyRecord reads a key record. A missing file is an error satisfying
-// errors.Is(err, fs.ErrNotExist).
+// errors.Is(err, fs.ErrNotExist). The record decides which configs (so
+// which commands) a daemon runs: its directory, that directory's parent
+// (State/keys and State) and the file itself must be the user's and
+// writable by nobody else (package owner), else the error wraps
+// owner.ErrUnsafe.
 func ReadKeyRecord(path string) (*KeyRecord, error) {
+	for _, dir := range []string{filepath.Dir(path), filepath.Dir(filepath.Dir(path))} {
+		if err := owner.CheckDir(dir); err != nil {
+			return nil, fmt.Errorf("read key record: %w", err)
+		}
+	}
 	var rec KeyRecord
 	if err := readJSON(path, &rec); err != nil {
 		return nil, fmt.Errorf("read key record: %w", err)
@@ -71,8 +81,14 @@ func ReadKeyRecord(path string) (*KeyRecord, error) {
 	return &rec, nil
 }
 
+// maxRecord bounds an info file or key record.
+const maxRecord = 1 << 20
+
+// readJSON reads a file mcpx itself wrote: owned by the user, writable by
+// nobody else, a regular file not reached through a symlink (package
+// owner).
 func readJSON(path string, v any) error {
-	data, err := os.ReadFile(path)
+	data, err := owner.ReadFile(path, maxRecord)
 	if err != nil {
 		return err
 	}

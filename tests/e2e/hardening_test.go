@@ -103,3 +103,58 @@ func TestDeletedSocketDoesNotSpawnASecondDaemon(t *testing.T) {
 		t.Fatalf("daemons after deleting the socket: %q, want 1", got)
 	}
 }
+
+// A key record decides which command a daemon runs: a keys directory that
+// belongs to another user is refused, with one sentence (item 2).
+func TestForeignKeysDirIsRefused(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to chown a directory to another user")
+	}
+	e := NewEnv(t)
+	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {"fx": {"command": %s}}}`, jsonString(fixtureBin)))
+	keys := filepath.Join(e.Home, ".local", "state", "mcpx", "keys")
+	if err := os.MkdirAll(keys, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(keys, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	r := e.Mcpx("call", "fx.echo", "text=x")
+	if r.Code != 4 || !strings.Contains(r.Stderr, keys) || !strings.Contains(r.Stderr, "owned by uid 65534") ||
+		strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+		t.Fatalf("want exit 4 and one sentence naming %s\n%s", keys, r)
+	}
+	if got := e.daemonPids(); len(got) != 0 {
+		t.Fatalf("a daemon started: %q", got)
+	}
+}
+
+// A schema cache another user wrote cannot make a destructive tool look
+// read-only: its refs are refused and the tool's own annotations are read
+// again (item 2).
+func TestForeignSchemaCacheIsNotTrusted(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to chown a directory to another user")
+	}
+	e := NewEnv(t)
+	// ${FX_TOOLS} is not expanded in the server's hash, so both tool lists
+	// below share one cache entry.
+	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {
+  "fx": {"command": %s, "env": {"FIXTURE_RAW_TOOLS": "${FX_TOOLS}"}}
+}}`, jsonString(fixtureBin)))
+	tool := func(ann string) string {
+		return `[{"name":"wipe","inputSchema":{"type":"object"},"annotations":` + ann + `}]`
+	}
+	// What the other user's cache says: read-only.
+	e.Set("FX_TOOLS", tool(`{"readOnlyHint":true}`))
+	e.MustOK("refresh", "fx")
+	e.MustOK("stop")
+	schemas := filepath.Join(e.Home, ".cache", "mcpx", "schemas")
+	filepath.Walk(schemas, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 65534, 65534) })
+	// What the server really says now: destructive.
+	e.Set("FX_TOOLS", tool(`{"destructiveHint":true}`))
+	r := e.Mcpx("call", "fx.wipe")
+	if r.Code != 4 || !strings.Contains(r.Stderr, "--yes") {
+		t.Fatalf("a foreign schema cache decided the policy: want exit 4 naming --yes\n%s", r)
+	}
+}

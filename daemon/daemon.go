@@ -84,6 +84,13 @@ type daemon struct {
 
 	state atomic.Pointer[state]
 
+	// redactor's memo (redact.go): the redactor built for one state and
+	// one captured environment map.
+	redactMu    sync.Mutex
+	redactState *state
+	redactEnv   uintptr
+	redactCur   config.Redactor
+
 	calls      atomic.Int64
 	inflight   atomic.Int64
 	lastActive atomic.Int64 // unix nanoseconds of the last request start or end
@@ -140,7 +147,7 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	}
 	d := &daemon{
 		opts:    opts,
-		log:     log.New(opts.Log, "mcpx daemon: ", flags),
+		log:     log.New(io.Discard, "mcpx daemon: ", flags),
 		getenv:  opts.Getenv,
 		env:     &envFile{path: opts.Paths.EnvFile(opts.Key)},
 		socket:  ln.Addr().String(),
@@ -156,6 +163,7 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 		return fmt.Errorf("run daemon %s: %w", opts.Key, err)
 	}
 	defer alive.Close()
+	d.log.SetOutput(&redactingWriter{w: opts.Log, d: d})
 	d.bgCtx, d.bgCancel = context.WithCancel(context.Background())
 	defer d.bgCancel()
 	d.touch()

@@ -297,7 +297,9 @@ func (d *daemon) list(ctx context.Context, st *state, name string) (*cache.Snaps
 			return snap, nil
 		}
 	}
-	failed := &cache.Snapshot{ServerHash: h, Error: err.Error(), Tools: []json.RawMessage{}}
+	// The error is saved in the cache and shown by ls: never with an
+	// expanded value in it.
+	failed := &cache.Snapshot{ServerHash: h, Error: d.redact(err.Error()), Tools: []json.RawMessage{}}
 	if serr := d.schemas.Save(failed); serr != nil {
 		d.log.Printf("save schemas of %s: %v", name, serr)
 	}

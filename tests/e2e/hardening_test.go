@@ -158,3 +158,40 @@ func TestForeignSchemaCacheIsNotTrusted(t *testing.T) {
 		t.Fatalf("a foreign schema cache decided the policy: want exit 4 naming --yes\n%s", r)
 	}
 }
+
+// A ${TOKEN} expanded into a URL's path, query or userinfo, or a header,
+// never shows: not in ls, refresh or call errors, not in the daemon's log,
+// not in the cache (item 7).
+func TestExpandedSecretsAreRedacted(t *testing.T) {
+	e := NewEnv(t)
+	const token = "tok-9f8e7d6c5b4a3210"
+	e.Set("TOKEN", token)
+	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), `{"mcpServers": {
+  "remote": {"url": "http://u:${TOKEN}@127.0.0.1:1/mcp/${TOKEN}?key=${TOKEN}", "headers": {"Authorization": "Bearer ${TOKEN}"}}
+}}`)
+	var outputs []Result
+	outputs = append(outputs, e.Mcpx("refresh"), e.Mcpx("--json", "refresh"), e.Mcpx("ls"), e.Mcpx("--json", "ls"),
+		e.Mcpx("call", "remote.anything"), e.Mcpx("--json", "call", "remote.anything"))
+	shown := false
+	for _, r := range outputs {
+		if strings.Contains(r.Stdout+r.Stderr, token) {
+			t.Errorf("the token shows:\n%s", r)
+		}
+		shown = shown || strings.Contains(r.Stdout+r.Stderr, "127.0.0.1:1")
+	}
+	if !shown {
+		t.Errorf("no output names the server's address, so nothing was tested:\n%v", outputs)
+	}
+	e.MustOK("stop")
+	for _, dir := range []string{filepath.Join(e.Home, ".local", "state", "mcpx"), filepath.Join(e.Home, ".cache", "mcpx"), filepath.Join(e.Run, "mcpx")} {
+		filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+			if err != nil || !fi.Mode().IsRegular() || strings.HasSuffix(p, ".env") {
+				return nil // the captured environment is the one place values live (0600, runtime dir)
+			}
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), token) {
+				t.Errorf("%s holds the token:\n%s", p, b)
+			}
+			return nil
+		})
+	}
+}

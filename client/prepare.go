@@ -28,6 +28,9 @@ func (c *Client) writeRecords() error {
 	if err := c.writeKeyRecord(); err != nil {
 		return err
 	}
+	if err := c.writeRuntimeKeyRecord(); err != nil {
+		return err
+	}
 	if _, err := config.WriteEnvFile(c.paths.EnvFile(c.key), config.CaptureEnvFrom(c.cfg, c.lookupEnv)); err != nil {
 		return fmt.Errorf("prepare daemon %s: %w", c.key, err)
 	}
@@ -67,6 +70,28 @@ func (c *Client) writeKeyRecord() error {
 		return nil
 	}
 	rec := api.KeyRecord{DaemonKey: string(c.key), Configs: configs, CreatedAt: time.Now().UTC()}
+	if err := api.WriteJSONAtomic(path, rec, 0o600); err != nil {
+		return fmt.Errorf("write key record %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeRuntimeKeyRecord writes the copy of the key record beside the
+// socket, naming this client's state and cache directories, when it is
+// missing or differs: a daemon started by systemd or launchd reads it,
+// since it does not see the shell's XDG_STATE_HOME or XDG_CACHE_HOME.
+func (c *Client) writeRuntimeKeyRecord() error {
+	path := c.paths.RuntimeKeyRecord(c.key)
+	configs := c.cfg.Sources
+	if configs == nil {
+		configs = []string{}
+	}
+	if rec, err := api.ReadKeyRecord(path); err == nil && slices.Equal(rec.Configs, configs) &&
+		rec.StateDir == c.paths.State && rec.CacheDir == c.paths.Cache && rec.DaemonKey == string(c.key) {
+		return nil
+	}
+	rec := api.KeyRecord{DaemonKey: string(c.key), Configs: configs, CreatedAt: time.Now().UTC(),
+		StateDir: c.paths.State, CacheDir: c.paths.Cache}
 	if err := api.WriteJSONAtomic(path, rec, 0o600); err != nil {
 		return fmt.Errorf("write key record %s: %w", path, err)
 	}

@@ -150,6 +150,15 @@ func (p Paths) Lock(k DaemonKey) string { return filepath.Join(p.Runtime, string
 // or not its socket file still exists.
 func (p Paths) Alive(k DaemonKey) string { return filepath.Join(p.Runtime, string(k)+".alive") }
 
+// RuntimeKeyRecord is the copy of the key record the client writes beside
+// the socket, Runtime/<k>.key (JSON): a daemon started by systemd or
+// launchd does not see the shell's XDG_STATE_HOME or XDG_CACHE_HOME, but
+// it does see the runtime directory (%t), and this record names the state
+// and cache directories the client used.
+func (p Paths) RuntimeKeyRecord(k DaemonKey) string {
+	return filepath.Join(p.Runtime, string(k)+".key")
+}
+
 // KeysDir holds the key records, State/keys.
 func (p Paths) KeysDir() string { return filepath.Join(p.State, "keys") }
 

@@ -238,6 +238,13 @@ type KeyRecord struct {
 	DaemonKey string    `json:"daemonKey"`
 	Configs   []string  `json:"configs"`
 	CreatedAt time.Time `json:"createdAt"`
+	// StateDir and CacheDir are the client's config.Paths State and Cache
+	// (mcpx's own directories under XDG_STATE_HOME and XDG_CACHE_HOME), set
+	// in the copy written to the runtime directory
+	// (config.Paths.RuntimeKeyRecord) so a daemon whose environment lacks
+	// the shell's XDG variables uses the same directories.
+	StateDir string `json:"stateDir,omitempty"`
+	CacheDir string `json:"cacheDir,omitempty"`
 }
 
 // Headers.

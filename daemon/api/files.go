@@ -64,15 +64,13 @@ func ReadInfo(path string) (*InfoFile, error) {
 
 // ReadKeyRecord reads a key record. A missing file is an error satisfying
 // errors.Is(err, fs.ErrNotExist). The record decides which configs (so
-// which commands) a daemon runs: its directory, that directory's parent
-// (State/keys and State) and the file itself must be the user's and
-// writable by nobody else (package owner), else the error wraps
-// owner.ErrUnsafe.
+// which commands) a daemon runs: its directory and the file itself must be
+// the user's and writable by nobody else (package owner), else the error
+// wraps owner.ErrUnsafe. (Callers check the state directory above
+// State/keys themselves.)
 func ReadKeyRecord(path string) (*KeyRecord, error) {
-	for _, dir := range []string{filepath.Dir(path), filepath.Dir(filepath.Dir(path))} {
-		if err := owner.CheckDir(dir); err != nil {
-			return nil, fmt.Errorf("read key record: %w", err)
-		}
+	if err := owner.CheckDir(filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("read key record: %w", err)
 	}
 	var rec KeyRecord
 	if err := readJSON(path, &rec); err != nil {

@@ -310,6 +310,7 @@ func Prune(paths config.Paths) ([]string, error) {
 				remove(ki.KeyRecord)
 			}
 			remove(paths.EnvFile(k))
+			remove(paths.RuntimeKeyRecord(k))
 		}
 	}
 	return removed, errors.Join(errs...)

@@ -195,3 +195,30 @@ func TestExpandedSecretsAreRedacted(t *testing.T) {
 		})
 	}
 }
+
+// The shell's XDG_STATE_HOME and XDG_CACHE_HOME (set in a profile, not in
+// the user manager) reach a daemon that systemd starts: the key record it
+// needs and the cache it fills are the shell's (item 6).
+func TestSystemdDaemonUsesTheShellsStateAndCache(t *testing.T) {
+	e, m := newSystemdEnv(t)
+	state, cache := filepath.Join(e.Root, "shell-state"), filepath.Join(e.Root, "shell-cache")
+	e.Set("XDG_STATE_HOME", state)
+	e.Set("XDG_CACHE_HOME", cache)
+	if v := m.Getenv("XDG_STATE_HOME"); v == state {
+		t.Fatalf("the user manager already has the shell's XDG_STATE_HOME")
+	}
+	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {"fx": {"command": %s}}}`, jsonString(fixtureBin)))
+	if r := e.MustOK("call", "fx.echo", "text=hi"); r.Stdout != "hi\n" {
+		t.Fatalf("call under systemd:\n%s", r)
+	}
+	var st statusDoc
+	e.JSON(&st, "status")
+	if st.Manager != "systemd" || st.Service.State != "running" {
+		t.Fatalf("not served by systemd: %+v", st)
+	}
+	e.MustOK("refresh", "fx")
+	refs, _ := filepath.Glob(filepath.Join(cache, "mcpx", "schemas", "*.json"))
+	if len(refs) == 0 {
+		t.Fatalf("the daemon did not fill the shell's cache %s", cache)
+	}
+}

@@ -69,8 +69,8 @@ const (
 var (
 	serverKeys       = []string{"args", "command", "cwd", "env", "headers", "mcpx", "transport", "type", "url"}
 	opencodeKeys     = []string{"command", "enabled", "environment", "headers", "mcpx", "type", "url"}
-	serverBlockKeys  = []string{"callTimeout", "description", "disabled", "excludeTools", "idleTimeout", "max", "policy", "scope", "sharing", "startTimeout", "tools"}
-	topBlockKeys     = []string{"cache", "callTimeout", "idleExit", "idleTimeout", "max", "policy", "scope", "sharing", "startTimeout"}
+	serverBlockKeys  = []string{"callTimeout", "description", "disabled", "excludeTools", "idleTimeout", "max", "maxMessageBytes", "policy", "scope", "sharing", "startTimeout", "tools"}
+	topBlockKeys     = []string{"cache", "callTimeout", "idleExit", "idleTimeout", "max", "maxMessageBytes", "policy", "scope", "sharing", "startTimeout"}
 	policyKeys       = []string{"destructive", "unannotated"}
 	cacheKeys        = []string{"maxAge", "maxBytes"}
 	sharingValues    = []string{SharingShared, SharingExclusive}
@@ -85,6 +85,7 @@ var (
 type optLayer struct {
 	sharing, scope, description *string
 	max                         *int
+	maxMessage                  *int64
 	idle, call, start           *Duration
 	tools, exclude              *[]string
 	disabled                    *bool
@@ -101,6 +102,7 @@ func (l *optLayer) under(u optLayer) {
 	fill(&l.scope, u.scope)
 	fill(&l.description, u.description)
 	fill(&l.max, u.max)
+	fill(&l.maxMessage, u.maxMessage)
 	fill(&l.idle, u.idle)
 	fill(&l.call, u.call)
 	fill(&l.start, u.start)
@@ -132,6 +134,7 @@ func (l optLayer) over(o Options) Options {
 	set(&o.Scope, l.scope)
 	set(&o.Description, l.description)
 	set(&o.Max, l.max)
+	set(&o.MaxMessageBytes, l.maxMessage)
 	set(&o.IdleTimeout, l.idle)
 	set(&o.CallTimeout, l.call)
 	set(&o.StartTimeout, l.start)

@@ -159,6 +159,11 @@ func (p Paths) RuntimeKeyRecord(k DaemonKey) string {
 	return filepath.Join(p.Runtime, string(k)+".key")
 }
 
+// Children records the process groups of a daemon's stdio servers,
+// Runtime/<k>.children, so the next daemon for k reaps what a crashed one
+// left.
+func (p Paths) Children(k DaemonKey) string { return filepath.Join(p.Runtime, string(k)+".children") }
+
 // KeysDir holds the key records, State/keys.
 func (p Paths) KeysDir() string { return filepath.Join(p.State, "keys") }
 

@@ -176,9 +176,17 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	}
 	d.store = store
 	d.schemas = cache.NewSchemas(store, opts.Paths.Schemas())
+	// The previous daemon for this key is gone (we hold the alive lock):
+	// end whatever of its servers outlived it.
+	if n, err := upstream.ReapOrphans(opts.Paths.Children(opts.Key)); err != nil {
+		d.log.Printf("reap servers of a previous daemon: %v", err)
+	} else if n > 0 {
+		d.log.Printf("reaped %d server processes a previous daemon left", n)
+	}
 	d.pools = upstream.New(upstream.Options{
 		OnListChanged: d.listChanged,
 		Logf:          d.log.Printf,
+		ChildrenFile:  opts.Paths.Children(opts.Key),
 	})
 
 	srv := &http.Server{

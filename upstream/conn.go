@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,7 +29,10 @@ type conn struct {
 	url    string // network transports: what redact hides secrets of
 	tr     transport.Interface
 	c      *client.Client
-	proc   *proc // stdio only
+	proc   *proc       // stdio only
+	pipes  *stdioPipes // stdio only
+	limit  int64       // maxMessageBytes
+	forget func()      // stdio: drops the process group's record
 	nextID atomic.Int64
 
 	protocolVersion string
@@ -52,6 +54,9 @@ type dialParams struct {
 	callTimeout     time.Duration
 	startTimeout    time.Duration
 	onNotification  func(mcp.JSONRPCNotification)
+	// onSpawn is told a stdio server's pid (its process group) once it
+	// started; the func it returns is called once the group is stopped.
+	onSpawn func(pid int) (stopped func())
 }
 
 // quietLogger keeps mcp-go's transports from writing to the daemon's stderr.
@@ -71,7 +76,7 @@ func dial(ctx context.Context, dp dialParams, grace time.Duration) (*conn, strin
 
 func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, string, error) {
 	srv := dp.spec.Server
-	cn := &conn{server: serverName(dp.spec), stopped: make(chan struct{})}
+	cn := &conn{server: serverName(dp.spec), stopped: make(chan struct{}), limit: maxMessageOf(srv)}
 	if srv.Transport == config.TransportHTTP || srv.Transport == config.TransportSSE {
 		cn.url = srv.URL
 	}
@@ -84,12 +89,14 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 		if cn.proc, err = newProc(srv, env, dp.dir); err != nil {
 			return nil, "", err
 		}
-		cmd := cn.proc.cmd
-		cn.tr = transport.NewStdioWithOptions(srv.Command, env, srv.Args,
-			transport.WithCommandFunc(func(context.Context, string, []string, []string) (*exec.Cmd, error) {
-				return cmd, nil
-			}),
-			transport.WithCommandLogger(quietLogger))
+		if cn.pipes, err = startStdio(cn.proc, cn.limit); err != nil {
+			cn.proc.started()
+			return nil, "", fmt.Errorf("start transport: %w", err)
+		}
+		if dp.onSpawn != nil {
+			cn.forget = dp.onSpawn(cn.proc.cmd.Process.Pid)
+		}
+		cn.tr = transport.NewIO(cn.pipes.out, cn.pipes.in, nil)
 	case config.TransportHTTP:
 		cn.tr, err = transport.NewStreamableHTTP(srv.URL,
 			transport.WithHTTPHeaders(srv.Headers),
@@ -163,7 +170,11 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 
 // errTransport marks a request that failed below JSON-RPC: the connection
 // is unusable.
-type errTransport struct{ err error }
+type errTransport struct {
+	err error
+	// notSent: provably not a byte of the request reached the server.
+	notSent bool
+}
 
 func (e *errTransport) Error() string { return e.err.Error() }
 func (e *errTransport) Unwrap() error { return e.err }
@@ -178,13 +189,24 @@ func (cn *conn) request(ctx context.Context, method string, params any) (json.Ra
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	var written int64
+	if cn.pipes != nil {
+		written = cn.pipes.in.n.Load()
+	}
 	resp, err := cn.tr.SendRequest(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			cn.cancel(id, ctx.Err())
 			return nil, ctx.Err()
 		}
-		return nil, &errTransport{redact(err, cn.url)}
+		if cn.pipes != nil && cn.pipes.out.tripped.Load() {
+			return nil, &errTransport{err: &MessageTooLargeError{Server: cn.server, Limit: cn.limit}}
+		}
+		// Not a byte written to stdin since before this request: it never
+		// reached the server (a server that just exited), and may be sent
+		// again on a fresh instance.
+		notSent := cn.pipes != nil && cn.pipes.in.n.Load() == written
+		return nil, &errTransport{err: redact(err, cn.url), notSent: notSent}
 	}
 	if resp.Error != nil {
 		re := &RPCError{Code: resp.Error.Code, Message: resp.Error.Message}
@@ -307,6 +329,21 @@ func (cn *conn) lost() <-chan struct{} {
 	return cn.proc.exited
 }
 
+// drained waits (at most d) until everything a stdio server wrote to its
+// stdout has been read, so answers it sent just before exiting reach their
+// callers before the connection is closed.
+func (cn *conn) drained(d time.Duration) {
+	if cn.pipes == nil {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-cn.pipes.out.done:
+	case <-t.C:
+	}
+}
+
 // answers reports whether the server still answers a ping. A server may
 // close or redirect its stderr and keep serving, so stderr EOF alone does not
 // prove it exited; a dead one fails the ping at once (stdin or stdout is
@@ -334,13 +371,22 @@ func (cn *conn) stop(grace time.Duration) string {
 	cn.stopOnce.Do(func() {
 		closed := make(chan struct{})
 		go func() {
-			_ = cn.tr.Close()
+			_ = cn.tr.Close() // stdio: closes stdin
+			if cn.proc != nil && cn.proc.waited != nil {
+				<-cn.proc.waited
+			}
 			close(closed)
 		}()
 		if cn.proc != nil {
 			cn.proc.stopGroup(closed, grace)
 		}
 		<-closed
+		if cn.pipes != nil {
+			_ = cn.pipes.raw.Close() // a grandchild may still hold stdout
+		}
+		if cn.forget != nil {
+			cn.forget()
+		}
 		cn.notes.Wait()
 		cn.cancelBG()
 		close(cn.stopped)

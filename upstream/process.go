@@ -28,6 +28,8 @@ type proc struct {
 	// exited is closed when stderr reaches EOF: every holder of the write
 	// end exited or closed it (a server may close its stderr and live on).
 	exited chan struct{}
+	// waited is closed once the child was reaped (set by startStdio).
+	waited chan struct{}
 }
 
 // newProc builds (but does not start) the command for a stdio server. The

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -220,5 +221,122 @@ func TestSystemdDaemonUsesTheShellsStateAndCache(t *testing.T) {
 	refs, _ := filepath.Glob(filepath.Join(cache, "mcpx", "schemas", "*.json"))
 	if len(refs) == 0 {
 		t.Fatalf("the daemon did not fill the shell's cache %s", cache)
+	}
+}
+
+// A server message over mcpx.maxMessageBytes fails that call with an error
+// naming the limit, without the daemon holding it whole; the next call gets
+// a fresh instance (item 3).
+func TestOversizedServerMessageFailsTheCall(t *testing.T) {
+	e := NewEnv(t)
+	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {
+  "fx": {"command": %s, "mcpx": {"maxMessageBytes": 1048576}}
+}}`, jsonString(fixtureBin)))
+	if r := e.MustOK("call", "fx.huge", "bytes=1000"); len(r.Stdout) < 1000 {
+		t.Fatalf("small result:\n%s", r)
+	}
+	r := e.Mcpx("call", "fx.huge", "bytes=80000000")
+	if r.Code != 3 || !strings.Contains(r.Stderr, "maxMessageBytes") {
+		t.Fatalf("want exit 3 naming maxMessageBytes\n%s", r)
+	}
+	if r := e.MustOK("call", "fx.echo", "text=after"); r.Stdout != "after\n" {
+		t.Fatalf("call after the oversized message:\n%s", r)
+	}
+	// The daemon never held the 80 MB message: its peak resident memory
+	// stays far below it.
+	pid := daemonPid(t, e)
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hwm int
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &hwm)
+		}
+	}
+	if hwm == 0 || hwm > 60*1024 {
+		t.Fatalf("daemon peak RSS %d kB, want well under the 80 MB message", hwm)
+	}
+}
+
+// daemonPid is the pid of the one running daemon of e.
+func daemonPid(t *testing.T, e *Env) int {
+	t.Helper()
+	for _, pid := range e.Marked() {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if strings.Contains(string(b), "daemon\x00--key") {
+			return pid
+		}
+	}
+	t.Fatalf("no daemon running: %q", e.MarkedCmdlines())
+	return 0
+}
+
+// A server that exits after each answer: every call succeeds, the request
+// that meets an instance already gone is sent again to a fresh one (item 5).
+func TestServerExitingAfterEachAnswer(t *testing.T) {
+	e := NewEnv(t)
+	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {
+  "once": {"command": %s, "env": {"FIXTURE_EXIT_AFTER_CALL": "1"}}
+}}`, jsonString(fixtureBin)))
+	for i := range 50 {
+		r := e.Mcpx("call", "once.echo", fmt.Sprintf("text=%d", i))
+		if r.Code != 0 || r.Stdout != fmt.Sprintf("%d\n", i) {
+			t.Fatalf("call %d of 50:\n%s", i+1, r)
+		}
+	}
+}
+
+// kill -9 of a daemon with live stdio servers leaves none behind: the
+// parent-death signal ends them, and the next daemon for the key reaps
+// what escaped it (a grandchild in a server's process group) (item 4).
+func TestServersDoNotOutliveAKilledDaemon(t *testing.T) {
+	e := NewEnv(t)
+	marker := strings.TrimPrefix(e.Marker, "MCPX_E2E_MARKER=")
+	var servers []string
+	for i := range 4 {
+		servers = append(servers, fmt.Sprintf(`"fx%d": {"command": %s, "env": {"MCPX_E2E_MARKER": %q, "FX_N": "%d"}}`, i, jsonString(fixtureBin), marker, i))
+	}
+	servers = append(servers, fmt.Sprintf(`"wrapped": {"command": "sh", "args": ["-c", %s], "env": {"MCPX_E2E_MARKER": %q}}`,
+		jsonString("sleep 300 & exec "+fixtureBin), marker))
+	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), `{"mcpServers": {`+strings.Join(servers, ",\n")+`}}`)
+	for _, ns := range []string{"fx0", "fx1", "fx2", "fx3", "wrapped"} {
+		e.MustOK("call", ns+".echo", "text=x")
+	}
+	count := func(what string) int {
+		n := 0
+		for _, c := range e.MarkedCmdlines() {
+			if strings.Contains(c, what) {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count(fixtureBin); n != 5 {
+		t.Fatalf("%d servers live, want 5: %q", n, e.MarkedCmdlines())
+	}
+	if n := count("sleep 300"); n != 1 {
+		t.Fatalf("the wrapped server's grandchild is not running: %q", e.MarkedCmdlines())
+	}
+	pid := daemonPid(t, e)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for count(fixtureBin) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("servers outlived the killed daemon: %q", e.MarkedCmdlines())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The next daemon for the key reaps the grandchild.
+	e.MustOK("call", "fx0.echo", "text=y")
+	deadline = time.Now().Add(60 * time.Second)
+	for count("sleep 300") > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the next daemon did not reap what the killed one left: %q", e.MarkedCmdlines())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -250,7 +250,13 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	d.bgClosed = true
 	d.bgMu.Unlock()
 	d.bgCancel()
-	d.bg.Wait()
+	bgDone := make(chan struct{})
+	go func() { d.bg.Wait(); close(bgDone) }()
+	select {
+	case <-bgDone:
+	case <-time.After(opts.ShutdownGrace):
+		d.log.Printf("background fetches did not end within %s", opts.ShutdownGrace)
+	}
 	closeCtx, cancel := context.WithTimeout(context.Background(), opts.ShutdownGrace)
 	if err := d.pools.Close(closeCtx); err != nil {
 		d.log.Printf("stop servers: %v", err)

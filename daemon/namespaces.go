@@ -259,8 +259,13 @@ func (d *daemon) fetch(ctx context.Context, st *state, name string) (*cache.Snap
 	d.flights[h] = f
 	d.flightMu.Unlock()
 
-	// The listing outlives a caller that gives up: others may share it.
-	f.snap, f.err = d.list(context.WithoutCancel(ctx), st, name)
+	// The listing outlives a caller that gives up (others may share it),
+	// but not the daemon: its shutdown must stay bounded.
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(d.bgCtx, cancel)
+	f.snap, f.err = d.list(lctx, st, name)
+	stop()
+	cancel()
 	d.flightMu.Lock()
 	delete(d.flights, h)
 	d.flightMu.Unlock()

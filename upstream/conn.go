@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -29,10 +30,11 @@ type conn struct {
 	url    string // network transports: what redact hides secrets of
 	tr     transport.Interface
 	c      *client.Client
-	proc   *proc       // stdio only
-	pipes  *stdioPipes // stdio only
-	limit  int64       // maxMessageBytes
-	forget func()      // stdio: drops the process group's record
+	proc   *proc           // stdio only
+	pipes  *stdioPipes     // stdio only
+	limit  int64           // maxMessageBytes
+	forget func()          // stdio: drops the process group's record
+	hlimit *limitTransport // network transports: bounds messages
 	nextID atomic.Int64
 
 	protocolVersion string
@@ -98,12 +100,16 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 		}
 		cn.tr = transport.NewIO(cn.pipes.out, cn.pipes.in, nil)
 	case config.TransportHTTP:
+		cn.hlimit = &limitTransport{base: http.DefaultTransport, max: cn.limit}
 		cn.tr, err = transport.NewStreamableHTTP(srv.URL,
+			transport.WithHTTPBasicClient(&http.Client{Transport: cn.hlimit}),
 			transport.WithHTTPHeaders(srv.Headers),
 			transport.WithContinuousListening(),
 			transport.WithHTTPLogger(quietLogger))
 	case config.TransportSSE:
+		cn.hlimit = &limitTransport{base: http.DefaultTransport, max: cn.limit}
 		cn.tr, err = transport.NewSSE(srv.URL,
+			transport.WithHTTPClient(&http.Client{Transport: cn.hlimit}),
 			transport.WithHeaders(srv.Headers),
 			transport.WithEndpointTimeout(dp.startTimeout),
 			transport.WithResponseTimeout(dp.callTimeout+time.Minute),
@@ -113,6 +119,10 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 	}
 	if err != nil {
 		return nil, "", err
+	}
+	if cn.hlimit != nil {
+		tr := cn.tr
+		cn.hlimit.onTrip = func() { go tr.Close() }
 	}
 
 	// The protocol is pinned to the initialize handshake: raw requests
@@ -199,7 +209,7 @@ func (cn *conn) request(ctx context.Context, method string, params any) (json.Ra
 			cn.cancel(id, ctx.Err())
 			return nil, ctx.Err()
 		}
-		if cn.pipes != nil && cn.pipes.out.tripped.Load() {
+		if (cn.pipes != nil && cn.pipes.out.tripped.Load()) || (cn.hlimit != nil && cn.hlimit.tripped.Load()) {
 			return nil, &errTransport{err: &MessageTooLargeError{Server: cn.server, Limit: cn.limit}}
 		}
 		// Not a byte written to stdin since before this request: it never

@@ -2,9 +2,13 @@ package upstream
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/config"
 )
 
 func TestLineLimiter(t *testing.T) {
@@ -55,4 +59,33 @@ func FuzzLineLimiter(f *testing.F) {
 			}
 		}
 	})
+}
+
+// One message over mcpx.maxMessageBytes fails the call with a
+// *MessageTooLargeError on every transport; the next call gets a fresh
+// instance and works.
+func TestMessageBound(t *testing.T) {
+	for _, tr := range []string{"stdio", "http", "sse"} {
+		t.Run(tr, func(t *testing.T) {
+			var spec Spec
+			if tr == "stdio" {
+				spec = fixtureSpec(t, config.Options{}, nil)
+			} else {
+				spec = network(t, tr == "sse")
+			}
+			spec.Server.Options.MaxMessageBytes = 64 << 10
+			p := newPools(t, Options{})
+			if got := call(t, p, spec, Caller{}, "huge", `{"bytes": 1000}`); len(got) != 1000 {
+				t.Fatalf("small result: %d bytes", len(got))
+			}
+			_, err := p.Call(context.Background(), spec, Caller{}, "huge", json.RawMessage(`{"bytes": 1000000}`))
+			var tl *MessageTooLargeError
+			if !errors.As(err, &tl) || tl.Limit != 64<<10 {
+				t.Fatalf("err = %v, want *MessageTooLargeError with the limit", err)
+			}
+			if got := call(t, p, spec, Caller{}, "echo", `{"text":"after"}`); got != "after" {
+				t.Fatalf("echo after the oversized message: %q", got)
+			}
+		})
+	}
 }

@@ -49,8 +49,11 @@ func (e *MessageTooLargeError) Error() string {
 // Unwrap returns errMessageTooLarge.
 func (e *MessageTooLargeError) Unwrap() error { return errMessageTooLarge }
 
-// lineLimiter passes a newline-delimited stream through and fails once a
-// line grows past max bytes. Not safe for concurrent Reads (mcp-go has one
+// lineLimiter passes a newline-delimited stream through and ends it once a
+// line grows past max bytes: from then on Read reports io.EOF (mcp-go logs
+// any other error to the process's default logger, outside the daemon's
+// redacted log) and tripped is set, which the connection turns into a
+// *MessageTooLargeError. Not safe for concurrent Reads (mcp-go has one
 // reader).
 type lineLimiter struct {
 	r       io.Reader
@@ -68,7 +71,7 @@ func (l *lineLimiter) end() { l.doneOnce.Do(func() { close(l.done) }) }
 func (l *lineLimiter) Read(p []byte) (int, error) {
 	if l.tripped.Load() {
 		l.end()
-		return 0, errMessageTooLarge
+		return 0, io.EOF
 	}
 	// Never hand out more than can be checked before the bound.
 	if room := l.max - l.cur + 1; int64(len(p)) > room && room > 0 {
@@ -92,7 +95,7 @@ func (l *lineLimiter) Read(p []byte) (int, error) {
 	if l.cur > l.max {
 		l.tripped.Store(true)
 		l.end()
-		return 0, errMessageTooLarge
+		return 0, io.EOF
 	}
 	if err != nil {
 		l.end()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -28,8 +29,8 @@ func TestLineLimiter(t *testing.T) {
 	if len(lines) != 2 || lines[0] != "short" || len(lines[1]) != 100 {
 		t.Fatalf("lines = %q", lines)
 	}
-	if !errors.Is(err, errMessageTooLarge) || !l.tripped.Load() {
-		t.Fatalf("err = %v, want errMessageTooLarge", err)
+	if err != io.EOF || !l.tripped.Load() {
+		t.Fatalf("err = %v, tripped %v; want io.EOF and tripped", err, l.tripped.Load())
 	}
 	select {
 	case <-l.done:

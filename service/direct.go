@@ -58,6 +58,10 @@ type Direct struct {
 	// StopTimeout bounds how long Stop waits after SIGTERM before SIGKILL
 	// (default 10 s).
 	StopTimeout time.Duration
+	// DrainTimeout is how much longer than StartTimeout Ensure waits for a
+	// live daemon without a socket (one shutting down, or re-binding a
+	// deleted socket) before giving up (default 20 s).
+	DrainTimeout time.Duration
 	// Getenv reads MCPX_SOCKET (default os.Getenv).
 	Getenv config.Getenv
 }
@@ -114,7 +118,7 @@ func (d *Direct) Ensure(ctx context.Context, key config.DaemonKey) error {
 	}
 	lock := flock.New(d.Paths.Lock(key), flock.SetPermissions(0o600))
 	defer lock.Close()
-	lctx, cancel := context.WithTimeout(ctx, d.startTimeout()+5*time.Second)
+	lctx, cancel := context.WithTimeout(ctx, d.startTimeout()+d.drainTimeout()+5*time.Second)
 	defer cancel()
 	if ok, err := lock.TryLockContext(lctx, 10*time.Millisecond); !ok {
 		if err == nil {
@@ -161,11 +165,13 @@ func (d *Direct) daemonAlive(key config.DaemonKey) bool {
 	return !ok
 }
 
-// waitAlive waits (bounded by the start timeout) until key's live daemon
-// answers on sock again or lets go of its alive lock. It returns nil in
-// both cases and an error when neither happens in time.
+// waitAlive waits until key's live daemon answers on sock again (it binds
+// a deleted socket again within seconds) or lets go of its alive lock (a
+// daemon shutting down: its grace for calls in flight and for stopping its
+// servers is 10 s each). It returns nil in both cases and an error when
+// neither happens within the start timeout plus DrainTimeout.
 func (d *Direct) waitAlive(ctx context.Context, key config.DaemonKey, sock string) error {
-	deadline := time.Now().Add(d.startTimeout())
+	deadline := time.Now().Add(d.startTimeout() + d.drainTimeout())
 	for d.daemonAlive(key) {
 		if probe(sock) == nil {
 			return nil
@@ -181,6 +187,13 @@ func (d *Direct) waitAlive(ctx context.Context, key config.DaemonKey, sock strin
 		}
 	}
 	return nil
+}
+
+func (d *Direct) drainTimeout() time.Duration {
+	if d.DrainTimeout > 0 {
+		return d.DrainTimeout
+	}
+	return 20 * time.Second
 }
 
 func (d *Direct) startTimeout() time.Duration {

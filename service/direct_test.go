@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofrs/flock"
+
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/proc"
@@ -321,4 +323,36 @@ func TestDirectLeavesAReusedPidAlone(t *testing.T) {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// While a daemon for the key holds its alive lock, a missing socket does
+// not start a second daemon: Ensure waits for the live one, and starts a
+// daemon only once the lock is let go.
+func TestDirectDoesNotStartASecondDaemonWhileOneIsAlive(t *testing.T) {
+	d, count := setup(t, "ok")
+	d.StartTimeout, d.DrainTimeout = 200*time.Millisecond, 200*time.Millisecond
+	key := config.DaemonKey("cccccccccccc")
+	if err := d.Paths.EnsureRuntime(); err != nil {
+		t.Fatal(err)
+	}
+	alive := flock.New(d.Paths.Alive(key))
+	if ok, err := alive.TryLock(); !ok || err != nil {
+		t.Fatalf("take the alive lock: %v", err)
+	}
+	err := d.Ensure(context.Background(), key)
+	var se *StartError
+	if !errors.As(err, &se) || !strings.Contains(se.Reason, "running but does not answer") {
+		t.Fatalf("Ensure with a live daemon and no socket: %v", err)
+	}
+	if got := starts(t, count); len(got) != 0 {
+		t.Fatalf("a second daemon was started: %v", got)
+	}
+	alive.Unlock()
+	if err := d.Ensure(context.Background(), key); err != nil {
+		t.Fatalf("Ensure after the live daemon went: %v", err)
+	}
+	if got := starts(t, count); len(got) != 1 {
+		t.Fatalf("starts = %v, want 1", got)
+	}
+	d.Stop(context.Background(), key, false)
 }

@@ -54,7 +54,8 @@ func (d *daemon) namespace(st *state, name string, snap *cache.Snapshot) api.Nam
 	switch {
 	case snap == nil:
 	case snap.Error != "":
-		ns.State, ns.Error = api.StateError, snap.Error
+		// Redacted again: an older mcpx may have saved it unredacted.
+		ns.State, ns.Error = api.StateError, d.redact(snap.Error)
 	default:
 		ns.State = api.StateCached
 		ns.FetchedAt = snap.FetchedAt

@@ -288,15 +288,16 @@ func TestServerExitingAfterEachAnswer(t *testing.T) {
 	}
 }
 
-// kill -9 of a daemon with live stdio servers leaves none behind: the
-// parent-death signal ends them, and the next daemon for the key reaps
-// what escaped it (a grandchild in a server's process group) (item 4).
+// kill -9 of a daemon with live stdio servers leaves none behind, even
+// servers that keep running after their stdin closes: the parent-death
+// signal ends them, and the next daemon for the key reaps what escaped it
+// (a grandchild in a server's process group) (item 4).
 func TestServersDoNotOutliveAKilledDaemon(t *testing.T) {
 	e := NewEnv(t)
 	marker := strings.TrimPrefix(e.Marker, "MCPX_E2E_MARKER=")
 	var servers []string
 	for i := range 4 {
-		servers = append(servers, fmt.Sprintf(`"fx%d": {"command": %s, "env": {"MCPX_E2E_MARKER": %q, "FX_N": "%d"}}`, i, jsonString(fixtureBin), marker, i))
+		servers = append(servers, fmt.Sprintf(`"fx%d": {"command": %s, "env": {"MCPX_E2E_MARKER": %q, "FX_N": "%d", "FIXTURE_LINGER": "1"}}`, i, jsonString(fixtureBin), marker, i))
 	}
 	servers = append(servers, fmt.Sprintf(`"wrapped": {"command": "sh", "args": ["-c", %s], "env": {"MCPX_E2E_MARKER": %q}}`,
 		jsonString("sleep 300 & exec "+fixtureBin), marker))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/internal/filestamp"
+	"github.com/mcpx-dev/mcpx/internal/owner"
 )
 
 // Snapshot is one server's cached schemas (DESIGN §7). Tools, prompts and
@@ -176,8 +177,14 @@ func (c *Schemas) load(h config.ServerHash) (*Snapshot, error) {
 	return &snap, nil
 }
 
+// readRef reads h's ref. The refs directory and the ref must be ours and
+// writable by nobody else (package owner), else the error wraps
+// owner.ErrUnsafe and the snapshot is not used.
 func (c *Schemas) readRef(h config.ServerHash) (*Ref, error) {
-	b, err := os.ReadFile(c.refPath(h))
+	if err := owner.CheckDir(c.dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read schema ref for server %s: %w", h, err)
+	}
+	b, err := owner.ReadFile(c.refPath(h), 1<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &MissError{Server: h, Reason: ReasonNoSnapshot}
 	}

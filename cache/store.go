@@ -19,6 +19,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/mcpx-dev/mcpx/internal/owner"
 	"github.com/mcpx-dev/mcpx/internal/proc"
 )
 
@@ -97,9 +98,17 @@ func OpenStore(dir string) (*Store, error) {
 		return nil, fmt.Errorf("open cache store %s: %w", dir, err)
 	}
 	s := &Store{dir: abs, Grace: DefaultGrace, TempMaxAge: DefaultTempMaxAge}
+	// The store decides what a cached schema says (and so the
+	// destructive-call policy): every directory of it must be ours and
+	// writable by nobody else (package owner).
 	for _, d := range []string{s.blobRoot(), s.leaseDir(), s.tmpDir()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("open cache store %s: %w", abs, err)
+		}
+	}
+	for _, d := range []string{filepath.Dir(abs), abs, s.blobRoot(), s.leaseDir(), s.tmpDir()} {
+		if err := owner.CheckDir(d); err != nil {
+			return nil, fmt.Errorf("open cache store: %w", err)
 		}
 	}
 	s.sweepTemp()
@@ -248,8 +257,16 @@ func (s *Store) Get(d Digest) ([]byte, error) {
 
 // readVerified reads the blob at p and checks it hashes to d. A mismatching
 // file is removed, unless it was replaced meanwhile (a concurrent Put).
+//
+// The entry and its fan-out directory must be ours and writable by nobody
+// else, the entry a regular file not reached through a symlink (package
+// owner): a digest match proves only that the bytes are the ones named,
+// not who chose them.
 func readVerified(p string, d Digest) ([]byte, os.FileInfo, error) {
-	f, err := os.Open(p)
+	if err := owner.CheckDir(filepath.Dir(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("open cache entry %s: %w", d.Short(), err)
+	}
+	f, err := owner.OpenFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, &MissError{Digest: d, Reason: ReasonNotFound}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/owner"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -145,6 +146,7 @@ const (
 	codeToolFailed  = "tool_failed"
 	codeInterrupted = "interrupted"
 	codeInternal    = "internal"
+	codeUnsafeState = "unsafe_state"
 )
 
 // classify returns the exit code, code, what failed, what to do and an
@@ -158,12 +160,17 @@ func classify(err error) failure {
 		se   *service.StartError
 		unv  *config.UnsetVarError
 		perr *config.ParseError
+		uns  *owner.UnsafeError
 	)
 	switch {
 	case errors.As(err, &ee):
 		return failure{exit: ee.code, code: ee.kind, what: ee.msg}
 	case errors.Is(err, service.ErrUnknownService):
 		return failure{exit: ExitUsage, code: codeUsage, what: err.Error()}
+	case errors.As(err, &uns):
+		// State someone else could have written: refused, like an
+		// untrusted config.
+		return failure{exit: ExitPolicy, code: codeUnsafeState, what: uns.Error()}
 	case errors.As(err, &ue):
 		help := "mcpx --help"
 		if ue.cmd != "" && ue.cmd != "mcpx" {

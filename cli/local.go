@@ -17,7 +17,6 @@ import (
 	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
-	"github.com/mcpx-dev/mcpx/internal/proc"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -103,7 +102,7 @@ func (a *App) target(cmd *ucli.Command, l *local) (*target, error) {
 	}
 	t := &target{dir: dir, configs: nonNilStrings(sources), key: config.KeyOf(sources)}
 	t.socket = l.paths.Socket(t.key)
-	if info, err := api.ReadInfo(l.paths.Info(t.key)); err == nil && info.Socket != "" && proc.Alive(info.Pid) {
+	if info, err := api.ReadInfo(l.paths.Info(t.key)); err == nil && info.Socket != "" && info.Running() {
 		t.socket = info.Socket
 	}
 	if s := a.Getenv("MCPX_SOCKET"); s != "" {

@@ -2,13 +2,13 @@ package client
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/owner"
 )
 
 // prepare writes what the daemon reads at start, before anything can
@@ -27,6 +27,9 @@ func (c *Client) writeRecords() error {
 		return fmt.Errorf("prepare daemon %s: %w", c.key, err)
 	}
 	if err := c.writeKeyRecord(); err != nil {
+		return err
+	}
+	if err := c.writeRuntimeKeyRecord(); err != nil {
 		return err
 	}
 	env := config.CaptureEnvFrom(c.cfg, c.lookupEnv)
@@ -114,13 +117,40 @@ func (c *Client) writeKeyRecord() error {
 	if configs == nil {
 		configs = []string{}
 	}
+	// The record decides what the daemon runs: never write it into (or
+	// trust it from) a directory someone else controls.
+	if err := owner.MkdirAll(c.paths.KeysDir(), 0o700); err != nil {
+		return fmt.Errorf("write key record %s: %w", path, err)
+	}
+	if err := owner.CheckDir(c.paths.State); err != nil {
+		return fmt.Errorf("write key record %s: %w", path, err)
+	}
 	if rec, err := api.ReadKeyRecord(path); err == nil && slices.Equal(rec.Configs, configs) {
 		return nil
 	}
-	if err := os.MkdirAll(c.paths.KeysDir(), 0o700); err != nil {
+	rec := api.KeyRecord{DaemonKey: string(c.key), Configs: configs, CreatedAt: time.Now().UTC()}
+	if err := api.WriteJSONAtomic(path, rec, 0o600); err != nil {
 		return fmt.Errorf("write key record %s: %w", path, err)
 	}
-	rec := api.KeyRecord{DaemonKey: string(c.key), Configs: configs, CreatedAt: time.Now().UTC()}
+	return nil
+}
+
+// writeRuntimeKeyRecord writes the copy of the key record beside the
+// socket, naming this client's state and cache directories, when it is
+// missing or differs: a daemon started by systemd or launchd reads it,
+// since it does not see the shell's XDG_STATE_HOME or XDG_CACHE_HOME.
+func (c *Client) writeRuntimeKeyRecord() error {
+	path := c.paths.RuntimeKeyRecord(c.key)
+	configs := c.cfg.Sources
+	if configs == nil {
+		configs = []string{}
+	}
+	if rec, err := api.ReadKeyRecord(path); err == nil && slices.Equal(rec.Configs, configs) &&
+		rec.StateDir == c.paths.State && rec.CacheDir == c.paths.Cache && rec.DaemonKey == string(c.key) {
+		return nil
+	}
+	rec := api.KeyRecord{DaemonKey: string(c.key), Configs: configs, CreatedAt: time.Now().UTC(),
+		StateDir: c.paths.State, CacheDir: c.paths.Cache}
 	if err := api.WriteJSONAtomic(path, rec, 0o600); err != nil {
 		return fmt.Errorf("write key record %s: %w", path, err)
 	}

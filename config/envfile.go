@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/internal/owner"
 )
 
 // CaptureEnv returns what a daemon needs from the caller's environment:
@@ -84,8 +86,11 @@ func WriteEnvFile(path string, env map[string]string) (bool, error) {
 
 // ReadEnvFile reads a file written by WriteEnvFile; a missing file is an
 // empty map and no error.
+//
+// The file names the values servers get: it must be the user's and writable
+// by nobody else (package owner), else the error wraps owner.ErrUnsafe.
 func ReadEnvFile(path string) (map[string]string, error) {
-	b, err := os.ReadFile(path)
+	b, err := owner.ReadFile(path, 16<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]string{}, nil
 	}

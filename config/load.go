@@ -76,8 +76,8 @@ const (
 var (
 	serverKeys       = []string{"args", "command", "cwd", "env", "headers", "mcpx", "transport", "type", "url"}
 	opencodeKeys     = []string{"command", "enabled", "environment", "headers", "mcpx", "type", "url"}
-	serverBlockKeys  = []string{"auth", "callTimeout", "description", "disabled", "excludeTools", "idleTimeout", "max", "policy", "scope", "sharing", "startTimeout", "tools"}
-	topBlockKeys     = []string{"cache", "callTimeout", "idleExit", "idleTimeout", "max", "policy", "scope", "sharing", "startTimeout"}
+	serverBlockKeys  = []string{"auth", "callTimeout", "description", "disabled", "excludeTools", "idleTimeout", "max", "maxMessageBytes", "policy", "scope", "sharing", "startTimeout", "tools"}
+	topBlockKeys     = []string{"cache", "callTimeout", "idleExit", "idleTimeout", "max", "maxMessageBytes", "policy", "scope", "sharing", "startTimeout"}
 	policyKeys       = []string{"destructive", "unannotated"}
 	cacheKeys        = []string{"maxAge", "maxBytes"}
 	authKeys         = []string{"clientId", "clientMetadataUrl", "clientSecretEnv", "scopes"}
@@ -93,6 +93,7 @@ var (
 type optLayer struct {
 	sharing, scope, description *string
 	max                         *int
+	maxMessage                  *int64
 	idle, call, start           *Duration
 	tools, exclude              *[]string
 	disabled                    *bool
@@ -110,6 +111,7 @@ func (l *optLayer) under(u optLayer) {
 	fill(&l.scope, u.scope)
 	fill(&l.description, u.description)
 	fill(&l.max, u.max)
+	fill(&l.maxMessage, u.maxMessage)
 	fill(&l.idle, u.idle)
 	fill(&l.call, u.call)
 	fill(&l.start, u.start)
@@ -142,6 +144,7 @@ func (l optLayer) over(o Options) Options {
 	set(&o.Scope, l.scope)
 	set(&o.Description, l.description)
 	set(&o.Max, l.max)
+	set(&o.MaxMessageBytes, l.maxMessage)
 	set(&o.IdleTimeout, l.idle)
 	set(&o.CallTimeout, l.call)
 	set(&o.StartTimeout, l.start)

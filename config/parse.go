@@ -217,6 +217,14 @@ func (d *doc) parseBlock(n *node, server string, top bool) (optLayer, error) {
 				}
 				l.max = &x
 			}
+		case "maxMessageBytes":
+			var x int64
+			if err = d.decode(v, server, key, "a whole number", &x); err == nil {
+				if x < 1024 {
+					err = d.errAt(v.start, ErrInvalidValue, "%s: %d is not accepted (accepted: a whole number of bytes, at least 1024)", d.subject(server, key), x)
+				}
+				l.maxMessage = &x
+			}
 		case "idleTimeout":
 			l.idle, err = d.duration(v, server, key)
 		case "callTimeout":

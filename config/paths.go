@@ -145,6 +145,25 @@ func (p Paths) EnvFile(k DaemonKey) string { return filepath.Join(p.Runtime, str
 // Lock is the direct manager's start lock, Runtime/<k>.lock.
 func (p Paths) Lock(k DaemonKey) string { return filepath.Join(p.Runtime, string(k)+".lock") }
 
+// Alive is the file a daemon holds a flock on for its whole life,
+// Runtime/<k>.alive: while it is locked a daemon for k is running, whether
+// or not its socket file still exists.
+func (p Paths) Alive(k DaemonKey) string { return filepath.Join(p.Runtime, string(k)+".alive") }
+
+// RuntimeKeyRecord is the copy of the key record the client writes beside
+// the socket, Runtime/<k>.key (JSON): a daemon started by systemd or
+// launchd does not see the shell's XDG_STATE_HOME or XDG_CACHE_HOME, but
+// it does see the runtime directory (%t), and this record names the state
+// and cache directories the client used.
+func (p Paths) RuntimeKeyRecord(k DaemonKey) string {
+	return filepath.Join(p.Runtime, string(k)+".key")
+}
+
+// Children records the process groups of a daemon's stdio servers,
+// Runtime/<k>.children, so the next daemon for k reaps what a crashed one
+// left.
+func (p Paths) Children(k DaemonKey) string { return filepath.Join(p.Runtime, string(k)+".children") }
+
 // KeysDir holds the key records, State/keys.
 func (p Paths) KeysDir() string { return filepath.Join(p.State, "keys") }
 

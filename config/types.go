@@ -74,11 +74,15 @@ type Options struct {
 	IdleTimeout  Duration `json:"idleTimeout,omitempty"`
 	CallTimeout  Duration `json:"callTimeout,omitempty"`
 	StartTimeout Duration `json:"startTimeout,omitempty"`
-	Tools        []string `json:"tools,omitempty"`
-	ExcludeTools []string `json:"excludeTools,omitempty"`
-	Description  string   `json:"description,omitempty"`
-	Disabled     bool     `json:"disabled,omitempty"`
-	Policy       Policy   `json:"policy,omitempty"`
+	// MaxMessageBytes bounds one JSON-RPC message from the server (0:
+	// DefaultMaxMessageBytes); a larger one fails the call and the
+	// instance is restarted.
+	MaxMessageBytes int64    `json:"maxMessageBytes,omitempty"`
+	Tools           []string `json:"tools,omitempty"`
+	ExcludeTools    []string `json:"excludeTools,omitempty"`
+	Description     string   `json:"description,omitempty"`
+	Disabled        bool     `json:"disabled,omitempty"`
+	Policy          Policy   `json:"policy,omitempty"`
 	// Auth is the server's `mcpx.auth` block (remote servers that need an
 	// OAuth login); nil when absent. Per server only.
 	Auth *Auth `json:"auth,omitempty"`
@@ -217,7 +221,9 @@ const (
 	DefaultIdleTimeout  = 5 * time.Minute
 	DefaultCallTimeout  = 120 * time.Second
 	DefaultStartTimeout = 30 * time.Second
-	DefaultIdleExit     = 15 * time.Minute
-	DefaultCacheBytes   = 1 << 30
-	DefaultCacheAge     = 30 * 24 * time.Hour
+	// DefaultMaxMessageBytes bounds one message from a server.
+	DefaultMaxMessageBytes = 64 << 20
+	DefaultIdleExit        = 15 * time.Minute
+	DefaultCacheBytes      = 1 << 30
+	DefaultCacheAge        = 30 * 24 * time.Hour
 )

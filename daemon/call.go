@@ -307,14 +307,9 @@ const (
 
 // hintOf classifies t.
 func hintOf(t api.Tool) hint {
-	var a struct {
-		ReadOnly    *bool `json:"readOnlyHint"`
-		Destructive *bool `json:"destructiveHint"`
-	}
-	if len(t.Annotations) > 0 {
-		if err := json.Unmarshal(t.Annotations, &a); err != nil {
-			return hintMalformed
-		}
+	a, ok := decodeHints(t.Annotations)
+	if !ok {
+		return hintMalformed
 	}
 	switch {
 	case a.ReadOnly != nil && *a.ReadOnly:
@@ -326,6 +321,69 @@ func hintOf(t api.Tool) hint {
 	default:
 		return hintSafe
 	}
+}
+
+// hints are the two annotations the policy reads.
+type hints struct {
+	ReadOnly    *bool
+	Destructive *bool
+}
+
+// decodeHints reads readOnlyHint and destructiveHint from raw annotations
+// with exact key names. encoding/json matches keys case-insensitively and
+// lets a later duplicate win, so {"destructiveHint":true,"ReadOnlyHint":true}
+// would read as read-only; here a case variant or a duplicate of either key,
+// a hint that is neither a boolean nor null, or anything but an object is
+// malformed (ok false), and the caller fails closed. Empty or null raw
+// means no annotations.
+func decodeHints(raw json.RawMessage) (h hints, ok bool) {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return h, true
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return h, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return h, false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return h, false
+		}
+		key, _ := tok.(string)
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return h, false
+		}
+		var dst **bool
+		switch {
+		case key == "readOnlyHint":
+			dst = &h.ReadOnly
+		case key == "destructiveHint":
+			dst = &h.Destructive
+		case strings.EqualFold(key, "readOnlyHint"), strings.EqualFold(key, "destructiveHint"):
+			return h, false // a case variant: which one did the server mean?
+		default:
+			continue
+		}
+		if seen[key] {
+			return h, false
+		}
+		seen[key] = true
+		if string(val) == "null" {
+			continue
+		}
+		var b bool
+		if json.Unmarshal(val, &b) != nil {
+			return h, false
+		}
+		*dst = &b
+	}
+	return h, true
 }
 
 // check applies the policy to one call.

@@ -46,6 +46,17 @@ func TestPolicyCheckByAnnotations(t *testing.T) {
 		{`{"readOnlyHint":"true"}`, asks, asks, refused, runs},
 		{`[]`, asks, asks, refused, runs},
 		{`"readOnly"`, asks, asks, refused, runs},
+		// Keys are exact: a case variant or a duplicate is malformed, never
+		// the "read-only" that encoding/json's case folding would read.
+		{`{"destructiveHint":true,"ReadOnlyHint":true}`, asks, asks, refused, runs},
+		{`{"readonlyhint":true}`, asks, asks, refused, runs},
+		{`{"readOnlyHint":false,"readOnlyHint":true}`, asks, asks, refused, runs},
+		{`{"destructiveHint":true,"destructiveHint":false}`, asks, asks, refused, runs},
+		{`{"DestructiveHint":false}`, asks, asks, refused, runs},
+		{`{"readOnlyHint":null,"destructiveHint":null}`, runs, asks, runs, runs},
+		// A second, case-variant "annotations" key at the tool's top level.
+		{`{"destructiveHint":true},"Annotations":{"readOnlyHint":true}`, asks, asks, refused, runs},
+		{`{"destructiveHint":true},"annotations":{"readOnlyHint":true}`, asks, asks, refused, runs},
 	} {
 		raw := `{"name":"t"}`
 		if c.annotations != "" {

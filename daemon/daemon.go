@@ -50,6 +50,16 @@ type Options struct {
 	// ShutdownGrace bounds how long calls in flight may finish on exit
 	// (0: 10s).
 	ShutdownGrace time.Duration
+	// ReadTimeout bounds reading one request, headers and body (0: 30s);
+	// IdleTimeout closes a keep-alive connection without a request (0:
+	// 60s); MaxConns caps the connections served at once, more wait (0:
+	// 512). See limits.go.
+	ReadTimeout time.Duration
+	IdleTimeout time.Duration
+	MaxConns    int
+	// SocketCheck is how often a directly started daemon checks that its
+	// socket file is still its own (alive.go; 0: 2s).
+	SocketCheck time.Duration
 }
 
 const (
@@ -81,6 +91,13 @@ type daemon struct {
 	// produce (see freshen).
 	unreached   string
 	unreachedAt *state
+
+	// redactor's memo (redact.go): the redactor built for one state and
+	// one captured environment map.
+	redactMu    sync.Mutex
+	redactState *state
+	redactEnv   uintptr
+	redactCur   config.Redactor
 
 	calls      atomic.Int64
 	inflight   atomic.Int64
@@ -126,13 +143,25 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = defaultShutdownGrace
 	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = defaultReadTimeout
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = defaultIdleTimeout
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = defaultMaxConns
+	}
+	if opts.SocketCheck <= 0 {
+		opts.SocketCheck = 2 * time.Second
+	}
 	flags := log.LstdFlags
 	if opts.Getenv("JOURNAL_STREAM") != "" {
 		flags = 0 // the journal stamps every line itself
 	}
 	d := &daemon{
 		opts:    opts,
-		log:     log.New(opts.Log, "mcpx daemon: ", flags),
+		log:     log.New(io.Discard, "mcpx daemon: ", flags),
 		getenv:  opts.Getenv,
 		env:     &envFile{path: opts.Paths.EnvFile(opts.Key)},
 		socket:  ln.Addr().String(),
@@ -142,6 +171,13 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 
 		statusPoke: make(chan struct{}, 1),
 	}
+	alive, err := takeAlive(opts.Paths.Alive(opts.Key), opts.ShutdownGrace+5*time.Second)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("run daemon %s: %w", opts.Key, err)
+	}
+	defer alive.Close()
+	d.log.SetOutput(&redactingWriter{w: opts.Log, d: d})
 	d.bgCtx, d.bgCancel = context.WithCancel(context.Background())
 	defer d.bgCancel()
 	d.touch()
@@ -154,6 +190,13 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	}
 	d.store = store
 	d.schemas = cache.NewSchemas(store, opts.Paths.Schemas())
+	// The previous daemon for this key is gone (we hold the alive lock):
+	// end whatever of its servers outlived it.
+	if n, err := upstream.ReapOrphans(opts.Paths.Children(opts.Key)); err != nil {
+		d.log.Printf("reap servers of a previous daemon: %v", err)
+	} else if n > 0 {
+		d.log.Printf("reaped %d server processes a previous daemon left", n)
+	}
 	tokens, err := auth.OpenStore(opts.Getenv, opts.Paths.AuthDir(), d.log.Printf)
 	if err != nil {
 		d.log.Printf("%v; keeping tokens in files", err)
@@ -164,14 +207,18 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 		OnListChanged: d.listChanged,
 		Logf:          d.log.Printf,
 		Auth:          d.auth,
+		ChildrenFile:  opts.Paths.Children(opts.Key),
 	})
 
 	srv := &http.Server{
 		Handler:           d.handler(),
 		ConnContext:       connContext,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(defaultReadHeaderTimeout, opts.ReadTimeout),
+		ReadTimeout:       opts.ReadTimeout,
+		IdleTimeout:       opts.IdleTimeout,
 		ErrorLog:          d.log,
 	}
+	ln = newLimitListener(ln, opts.MaxConns)
 	// The listener already queues connections, so the info file can
 	// announce the daemon just before the first Accept.
 	if err := d.writeInfo(); err != nil {
@@ -187,7 +234,12 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 
 	loops, stopLoops := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	for _, loop := range []func(context.Context){d.watchConfig, d.idleLoop, d.statusLoop, d.watchdogLoop, d.gcLoop} {
+	loopFns := []func(context.Context){d.watchConfig, d.idleLoop, d.statusLoop, d.watchdogLoop, d.gcLoop}
+	if opts.Manager == "direct" {
+		// Under systemd or launchd the service manager owns the socket.
+		loopFns = append(loopFns, func(ctx context.Context) { d.keepSocket(ctx, srv) })
+	}
+	for _, loop := range loopFns {
 		wg.Add(1)
 		go func() { defer wg.Done(); loop(loops) }()
 	}
@@ -219,7 +271,13 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	d.bgClosed = true
 	d.bgMu.Unlock()
 	d.bgCancel()
-	d.bg.Wait()
+	bgDone := make(chan struct{})
+	go func() { d.bg.Wait(); close(bgDone) }()
+	select {
+	case <-bgDone:
+	case <-time.After(opts.ShutdownGrace):
+		d.log.Printf("background fetches did not end within %s", opts.ShutdownGrace)
+	}
 	closeCtx, cancel := context.WithTimeout(context.Background(), opts.ShutdownGrace)
 	if err := d.pools.Close(closeCtx); err != nil {
 		d.log.Printf("stop servers: %v", err)

@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 
 // world is a temporary HOME/XDG tree with one project config.
 type world struct {
-	t       *testing.T
+	t       testing.TB
 	root    string
 	project string // directory holding .mcpx.json
 	cfgPath string
@@ -55,7 +55,7 @@ type world struct {
 	sock    string // socket path instead of paths.Socket
 }
 
-func newWorld(t *testing.T, cfgJSON string) *world {
+func newWorld(t testing.TB, cfgJSON string) *world {
 	t.Helper()
 	root := t.TempDir()
 	w := &world{t: t, root: root, project: filepath.Join(root, "project")}
@@ -118,7 +118,7 @@ func (w *world) load() (*config.Config, error) {
 
 // daemon is one Run in a goroutine and a client for it.
 type testDaemon struct {
-	t      *testing.T
+	t      testing.TB
 	w      *world
 	key    config.DaemonKey
 	sock   string

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/proc"
 	"github.com/mcpx-dev/mcpx/internal/version"
 )
 
@@ -17,6 +18,7 @@ func (d *daemon) writeInfo() error {
 		SchemaHash: string(st.schemaHash),
 		Socket:     d.socket,
 		Pid:        os.Getpid(),
+		PidStart:   proc.StartTime(os.Getpid()),
 		Manager:    d.opts.Manager,
 		Configs:    configs(st),
 		Version:    version.String(),

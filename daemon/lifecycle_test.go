@@ -162,7 +162,7 @@ func TestInfoFile(t *testing.T) {
 		Pid: os.Getpid(), Manager: "direct", Configs: []string{w.cfgPath}}
 	if info.DaemonKey != want.DaemonKey || info.SchemaHash != want.SchemaHash || info.Socket != want.Socket ||
 		info.Pid != want.Pid || info.Manager != want.Manager || len(info.Configs) != 1 || info.Configs[0] != want.Configs[0] ||
-		info.StartedAt.IsZero() || info.Version == "" {
+		info.StartedAt.IsZero() || info.Version == "" || !info.Running() {
 		t.Errorf("info = %+v, want %+v", info, want)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {

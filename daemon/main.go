@@ -15,7 +15,6 @@ import (
 	"github.com/coreos/go-systemd/v22/activation"
 
 	"github.com/mcpx-dev/mcpx/config"
-	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
 // ErrConfig marks errors Main returns for a configuration that cannot work
@@ -35,13 +34,9 @@ func Main(ctx context.Context, key config.DaemonKey) error {
 	if err != nil {
 		return fmt.Errorf("daemon %s: %w", key, err)
 	}
-	var sources []string
-	if key != config.BuiltinKey {
-		rec, err := api.ReadKeyRecord(paths.KeyRecord(key))
-		if err != nil {
-			return fmt.Errorf("daemon %s: %w: %w (run any mcpx command in the project directory to write it)", key, ErrConfig, err)
-		}
-		sources = rec.Configs
+	sources, paths, err := readKeyRecord(paths, key)
+	if err != nil {
+		return fmt.Errorf("daemon %s: %w: %w (run any mcpx command in the project directory to write it)", key, ErrConfig, err)
 	}
 	self, err := os.Executable()
 	if err == nil {

@@ -1,10 +1,12 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,7 +58,8 @@ func (d *daemon) namespace(st *state, name string, snap *cache.Snapshot) api.Nam
 		ns.State, ns.Error = api.StateInvalid, s.Problem
 	case snap == nil:
 	case snap.Error != "":
-		ns.State, ns.Error = api.StateError, snap.Error
+		// Redacted again: an older mcpx may have saved it unredacted.
+		ns.State, ns.Error = api.StateError, d.redact(snap.Error)
 	default:
 		ns.State = api.StateCached
 		ns.FetchedAt = snap.FetchedAt
@@ -104,7 +107,45 @@ func toolOf(ns string, raw json.RawMessage) (api.Tool, bool) {
 	if len(head.Annotations) > 0 && string(head.Annotations) != "null" {
 		t.Annotations = head.Annotations
 	}
+	if annotationsAmbiguous(raw) {
+		// encoding/json took one of several "annotations" keys (matched
+		// case-insensitively, the last one wins): keep something that is not
+		// an object, so the policy treats the tool as malformed.
+		t.Annotations = json.RawMessage(`"ambiguous annotations"`)
+	}
 	return t, true
+}
+
+// annotationsAmbiguous reports whether a tool definition has more than one
+// key that encoding/json would take for "annotations", or a case variant
+// of it.
+func annotationsAmbiguous(raw json.RawMessage) bool {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		return false
+	}
+	n := 0
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return true
+		}
+		if key, _ := tok.(string); strings.EqualFold(key, "annotations") {
+			if key != "annotations" {
+				return true
+			}
+			n++
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return true
+		}
+	}
+	return n > 1
 }
 
 func (d *daemon) serveNamespaces(w http.ResponseWriter, r *http.Request) error {
@@ -254,8 +295,13 @@ func (d *daemon) fetch(ctx context.Context, st *state, name string) (*cache.Snap
 	d.flights[h] = f
 	d.flightMu.Unlock()
 
-	// The listing outlives a caller that gives up: others may share it.
-	f.snap, f.err = d.list(context.WithoutCancel(ctx), st, name)
+	// The listing outlives a caller that gives up (others may share it),
+	// but not the daemon: its shutdown must stay bounded.
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(d.bgCtx, cancel)
+	f.snap, f.err = d.list(lctx, st, name)
+	stop()
+	cancel()
 	d.flightMu.Lock()
 	delete(d.flights, h)
 	d.flightMu.Unlock()
@@ -293,7 +339,9 @@ func (d *daemon) list(ctx context.Context, st *state, name string) (*cache.Snaps
 			return snap, nil
 		}
 	}
-	failed := &cache.Snapshot{ServerHash: h, Error: err.Error(), Tools: []json.RawMessage{}}
+	// The error is saved in the cache and shown by ls: never with an
+	// expanded value in it.
+	failed := &cache.Snapshot{ServerHash: h, Error: d.redact(err.Error()), Tools: []json.RawMessage{}}
 	if serr := d.schemas.Save(failed); serr != nil {
 		d.log.Printf("save schemas of %s: %v", name, serr)
 	}

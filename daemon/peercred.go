@@ -9,6 +9,9 @@ import (
 // peerUID reads the uid of the process at the other end of a unix socket
 // connection (fdPeerUID per platform).
 func peerUID(c net.Conn) (int, error) {
+	if w, ok := c.(interface{ NetConn() net.Conn }); ok {
+		c = w.NetConn()
+	}
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return -1, fmt.Errorf("%T is not a socket", c)

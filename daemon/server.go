@@ -145,6 +145,8 @@ func (d *daemon) writeError(w http.ResponseWriter, err error) {
 	if !errors.As(err, &he) {
 		he = mapError(err)
 	}
+	he.body.Error = d.redact(he.body.Error)
+	he.body.Stderr = d.redact(he.body.Stderr)
 	if he.status >= 500 {
 		d.log.Printf("%s: %s", he.body.Code, he.body.Error)
 	}

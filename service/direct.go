@@ -58,6 +58,10 @@ type Direct struct {
 	// StopTimeout bounds how long Stop waits after SIGTERM before SIGKILL
 	// (default 10 s).
 	StopTimeout time.Duration
+	// DrainTimeout is how much longer than StartTimeout Ensure waits for a
+	// live daemon without a socket (one shutting down, or re-binding a
+	// deleted socket) before giving up (default 20 s).
+	DrainTimeout time.Duration
 	// Getenv reads MCPX_SOCKET (default os.Getenv).
 	Getenv config.Getenv
 }
@@ -114,7 +118,7 @@ func (d *Direct) Ensure(ctx context.Context, key config.DaemonKey) error {
 	}
 	lock := flock.New(d.Paths.Lock(key), flock.SetPermissions(0o600))
 	defer lock.Close()
-	lctx, cancel := context.WithTimeout(ctx, d.startTimeout()+5*time.Second)
+	lctx, cancel := context.WithTimeout(ctx, d.startTimeout()+d.drainTimeout()+5*time.Second)
 	defer cancel()
 	if ok, err := lock.TryLockContext(lctx, 10*time.Millisecond); !ok {
 		if err == nil {
@@ -129,12 +133,67 @@ func (d *Direct) Ensure(ctx context.Context, key config.DaemonKey) error {
 	if err == nil {
 		return nil
 	}
+	// A daemon for this key may be alive without a socket file (someone
+	// deleted it): starting another would make two. It binds its path
+	// again; wait for that (or for it to exit).
+	if d.daemonAlive(key) {
+		if err := d.waitAlive(ctx, key, sock); err != nil || probe(sock) == nil {
+			return err
+		}
+	}
 	// Nobody listens: a socket file left by a daemon that died would make
 	// the new one's bind fail. We hold the lock, so no other start races us.
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		os.Remove(sock)
 	}
 	return d.spawn(ctx, key, sock)
+}
+
+// daemonAlive reports whether a daemon for key holds its alive lock
+// (config.Paths.Alive, taken by the daemon for its whole life): a daemon
+// runs, whether or not its socket file exists.
+func (d *Direct) daemonAlive(key config.DaemonKey) bool {
+	l := flock.New(d.Paths.Alive(key), flock.SetPermissions(0o600))
+	defer l.Close()
+	ok, err := l.TryRLock()
+	if err != nil {
+		return false // cannot tell (no file, no permission): as before
+	}
+	if ok {
+		l.Unlock()
+	}
+	return !ok
+}
+
+// waitAlive waits until key's live daemon answers on sock again (it binds
+// a deleted socket again within seconds) or lets go of its alive lock (a
+// daemon shutting down: its grace for calls in flight and for stopping its
+// servers is 10 s each). It returns nil in both cases and an error when
+// neither happens within the start timeout plus DrainTimeout.
+func (d *Direct) waitAlive(ctx context.Context, key config.DaemonKey, sock string) error {
+	deadline := time.Now().Add(d.startTimeout() + d.drainTimeout())
+	for d.daemonAlive(key) {
+		if probe(sock) == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return &StartError{Key: key, Log: d.Paths.Log(key),
+				Reason: fmt.Sprintf("a daemon for this key is running but does not answer on %s (run `mcpx stop`)", sock)}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("start daemon %s: %w", key, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+func (d *Direct) drainTimeout() time.Duration {
+	if d.DrainTimeout > 0 {
+		return d.DrainTimeout
+	}
+	return 20 * time.Second
 }
 
 func (d *Direct) startTimeout() time.Duration {
@@ -281,12 +340,15 @@ func (d *Direct) State(ctx context.Context, key config.DaemonKey) (State, error)
 	}
 	st.PID = info.Pid
 	st.Since = info.StartedAt
-	if proc.Alive(info.Pid) {
+	if info.Running() {
 		st.Service = ServiceRunning
 	} else {
 		st.Service = ServiceStale
 		st.Socket = SocketAbsent // a file nobody listens on
 		st.LastExit = "process gone without removing its info file"
+		if proc.Alive(info.Pid) {
+			st.LastExit = fmt.Sprintf("process gone without removing its info file (pid %d now belongs to another process)", info.Pid)
+		}
 	}
 	return st, nil
 }
@@ -311,24 +373,27 @@ func (d *Direct) Stop(ctx context.Context, key config.DaemonKey, socket bool) er
 	if err != nil {
 		return fmt.Errorf("stop daemon %s: %w", key, err)
 	}
-	if info == nil || !proc.Alive(info.Pid) {
+	if info == nil || !info.Running() {
 		d.cleanup(key, info)
 		return nil
 	}
-	if err := syscall.Kill(info.Pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+	// Signals go only to the process proven to be this daemon (start time,
+	// else command line; through a pidfd where there are pidfds): a pid
+	// from a file may belong to someone else by now.
+	if err := info.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stop daemon %s (pid %d): %w", key, info.Pid, err)
 	}
 	timeout := d.StopTimeout
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
-	if waitGone(ctx, info.Pid, timeout) {
+	if waitGone(ctx, info, timeout) {
 		return nil
 	}
-	if err := syscall.Kill(info.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := info.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stop daemon %s (pid %d): %w", key, info.Pid, err)
 	}
-	if !waitGone(ctx, info.Pid, 5*time.Second) {
+	if !waitGone(ctx, info, 5*time.Second) {
 		return fmt.Errorf("stop daemon %s: pid %d survived SIGKILL", key, info.Pid)
 	}
 	d.cleanup(key, info)
@@ -346,9 +411,9 @@ func (d *Direct) cleanup(key config.DaemonKey, info *api.InfoFile) {
 	}
 }
 
-func waitGone(ctx context.Context, pid int, timeout time.Duration) bool {
+func waitGone(ctx context.Context, info *api.InfoFile, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
-	for proc.Alive(pid) {
+	for info.Running() {
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return false
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gofrs/flock"
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
@@ -242,7 +245,7 @@ func TestDirectStartTimeoutKillsTheChild(t *testing.T) {
 	}
 	var pid int
 	fmt.Sscan(pids[0], &pid)
-	if !waitGone(context.Background(), pid, 5*time.Second) {
+	if !waitGone(context.Background(), &api.InfoFile{Pid: pid}, 5*time.Second) {
 		t.Fatalf("hung daemon %d still running after the failed start", pid)
 	}
 }
@@ -278,4 +281,78 @@ func TestDaemonEnvDropsServiceManagerVariables(t *testing.T) {
 	if strings.Join(got, " ") != "PATH=/bin HOME=/h" {
 		t.Fatalf("daemonEnv = %q", got)
 	}
+}
+
+// A pid read from an info file may belong to another process by now: Stop
+// must not signal it and State must not call it running.
+func TestDirectLeavesAReusedPidAlone(t *testing.T) {
+	d, _ := setup(t, "ok")
+	key := config.DaemonKey("bbbbbbbbbbbb")
+	if err := d.Paths.EnsureRuntime(); err != nil {
+		t.Fatal(err)
+	}
+	sleep := exec.Command("sleep", "60")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sleep.Process.Kill()
+	exited := make(chan struct{})
+	go func() { sleep.Wait(); close(exited) }()
+	pid := sleep.Process.Pid
+	for _, info := range []api.InfoFile{
+		{DaemonKey: string(key), Pid: pid},                                    // no start time: command line decides
+		{DaemonKey: string(key), Pid: pid, PidStart: proc.StartTime(pid) + 1}, // another start time
+	} {
+		b, _ := json.Marshal(info)
+		if err := os.WriteFile(d.Paths.Info(key), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		st, err := d.State(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Service == ServiceRunning {
+			t.Fatalf("State = %+v: an unrelated process counts as the daemon", st)
+		}
+		if err := d.Stop(context.Background(), key, false); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-exited:
+			t.Fatalf("Stop killed the unrelated process %d (info %+v)", pid, info)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// While a daemon for the key holds its alive lock, a missing socket does
+// not start a second daemon: Ensure waits for the live one, and starts a
+// daemon only once the lock is let go.
+func TestDirectDoesNotStartASecondDaemonWhileOneIsAlive(t *testing.T) {
+	d, count := setup(t, "ok")
+	d.StartTimeout, d.DrainTimeout = 200*time.Millisecond, 200*time.Millisecond
+	key := config.DaemonKey("cccccccccccc")
+	if err := d.Paths.EnsureRuntime(); err != nil {
+		t.Fatal(err)
+	}
+	alive := flock.New(d.Paths.Alive(key))
+	if ok, err := alive.TryLock(); !ok || err != nil {
+		t.Fatalf("take the alive lock: %v", err)
+	}
+	err := d.Ensure(context.Background(), key)
+	var se *StartError
+	if !errors.As(err, &se) || !strings.Contains(se.Reason, "running but does not answer") {
+		t.Fatalf("Ensure with a live daemon and no socket: %v", err)
+	}
+	if got := starts(t, count); len(got) != 0 {
+		t.Fatalf("a second daemon was started: %v", got)
+	}
+	alive.Unlock()
+	if err := d.Ensure(context.Background(), key); err != nil {
+		t.Fatalf("Ensure after the live daemon went: %v", err)
+	}
+	if got := starts(t, count); len(got) != 1 {
+		t.Fatalf("starts = %v, want 1", got)
+	}
+	d.Stop(context.Background(), key, false)
 }

@@ -31,7 +31,11 @@ type conn struct {
 	url    string // network transports: what redact hides secrets of
 	tr     transport.Interface
 	c      *client.Client
-	proc   *proc // stdio only
+	proc   *proc           // stdio only
+	pipes  *stdioPipes     // stdio only
+	limit  int64           // maxMessageBytes
+	forget func()          // stdio: drops the process group's record
+	hlimit *limitTransport // network transports: bounds messages
 	nextID atomic.Int64
 
 	protocolVersion string
@@ -54,18 +58,21 @@ type dialParams struct {
 	startTimeout    time.Duration
 	onNotification  func(mcp.JSONRPCNotification)
 	auth            *auth.Manager // OAuth for network transports; may be nil
+	// onSpawn is told a stdio server's pid (its process group) once it
+	// started; the func it returns is called once the group is stopped.
+	onSpawn func(pid int) (stopped func())
 }
 
-// httpClient is the client a network transport uses: with OAuth when the
-// pool set has a token manager.
-func (dp dialParams) httpClient() *http.Client {
+// httpClient is the client a network transport uses over base: with
+// OAuth when the pool set has a token manager.
+func (dp dialParams) httpClient(base http.RoundTripper) *http.Client {
 	if dp.auth == nil {
-		return &http.Client{}
+		return &http.Client{Transport: base}
 	}
 	srv := dp.spec.Server
 	return &http.Client{Transport: dp.auth.RoundTripper(auth.Server{
 		Hash: dp.spec.Hash, Name: serverName(dp.spec), URL: srv.URL, Headers: srv.Headers, Auth: srv.Options.Auth,
-	}, nil)}
+	}, base)}
 }
 
 // quietLogger keeps mcp-go's transports from writing to the daemon's stderr.
@@ -85,7 +92,7 @@ func dial(ctx context.Context, dp dialParams, grace time.Duration) (*conn, strin
 
 func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, string, error) {
 	srv := dp.spec.Server
-	cn := &conn{server: serverName(dp.spec), stopped: make(chan struct{})}
+	cn := &conn{server: serverName(dp.spec), stopped: make(chan struct{}), limit: maxMessageOf(srv)}
 	if srv.Transport == config.TransportHTTP || srv.Transport == config.TransportSSE {
 		cn.url = srv.URL
 	}
@@ -98,21 +105,25 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 		if cn.proc, err = newProc(srv, env, dp.dir); err != nil {
 			return nil, "", err
 		}
-		stdout, stdin, serr := cn.proc.startPipes()
-		if serr != nil {
+		if cn.pipes, err = startStdio(cn.proc, cn.limit); err != nil {
 			cn.proc.started()
-			return nil, cn.proc.stderrTail(grace), fmt.Errorf("start transport: failed to start command: %w", serr)
+			return nil, "", fmt.Errorf("start transport: %w", err)
 		}
-		cn.tr = transport.NewIO(stdout, stdin, nil)
+		if dp.onSpawn != nil {
+			cn.forget = dp.onSpawn(cn.proc.cmd.Process.Pid)
+		}
+		cn.tr = transport.NewIO(cn.pipes.out, cn.pipes.in, nil)
 	case config.TransportHTTP:
+		cn.hlimit = &limitTransport{base: http.DefaultTransport, max: cn.limit}
 		cn.tr, err = transport.NewStreamableHTTP(srv.URL,
-			transport.WithHTTPBasicClient(dp.httpClient()),
+			transport.WithHTTPBasicClient(dp.httpClient(cn.hlimit)),
 			transport.WithHTTPHeaders(srv.Headers),
 			transport.WithContinuousListening(),
 			transport.WithHTTPLogger(quietLogger))
 	case config.TransportSSE:
+		cn.hlimit = &limitTransport{base: http.DefaultTransport, max: cn.limit}
 		cn.tr, err = transport.NewSSE(srv.URL,
-			transport.WithHTTPClient(dp.httpClient()),
+			transport.WithHTTPClient(dp.httpClient(cn.hlimit)),
 			transport.WithHeaders(srv.Headers),
 			transport.WithEndpointTimeout(dp.startTimeout),
 			transport.WithResponseTimeout(dp.callTimeout+time.Minute),
@@ -122,6 +133,10 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 	}
 	if err != nil {
 		return nil, "", err
+	}
+	if cn.hlimit != nil {
+		tr := cn.tr
+		cn.hlimit.onTrip = func() { go tr.Close() }
 	}
 
 	// The protocol is pinned to the initialize handshake: raw requests
@@ -184,7 +199,11 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 
 // errTransport marks a request that failed below JSON-RPC: the connection
 // is unusable.
-type errTransport struct{ err error }
+type errTransport struct {
+	err error
+	// notSent: provably not a byte of the request reached the server.
+	notSent bool
+}
 
 func (e *errTransport) Error() string { return e.err.Error() }
 func (e *errTransport) Unwrap() error { return e.err }
@@ -199,13 +218,24 @@ func (cn *conn) request(ctx context.Context, method string, params any) (json.Ra
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	var written int64
+	if cn.pipes != nil {
+		written = cn.pipes.in.n.Load()
+	}
 	resp, err := cn.tr.SendRequest(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			cn.cancel(id, ctx.Err())
 			return nil, ctx.Err()
 		}
-		return nil, &errTransport{redact(err, cn.url)}
+		if (cn.pipes != nil && cn.pipes.out.tripped.Load()) || (cn.hlimit != nil && cn.hlimit.tripped.Load()) {
+			return nil, &errTransport{err: &MessageTooLargeError{Server: cn.server, Limit: cn.limit}}
+		}
+		// Not a byte written to stdin since before this request: it never
+		// reached the server (a server that just exited), and may be sent
+		// again on a fresh instance.
+		notSent := cn.pipes != nil && cn.pipes.in.n.Load() == written
+		return nil, &errTransport{err: redact(err, cn.url), notSent: notSent}
 	}
 	if resp.Error != nil {
 		re := &RPCError{Code: resp.Error.Code, Message: resp.Error.Message}
@@ -328,6 +358,21 @@ func (cn *conn) lost() <-chan struct{} {
 	return cn.proc.exited
 }
 
+// drained waits (at most d) until everything a stdio server wrote to its
+// stdout has been read, so answers it sent just before exiting reach their
+// callers before the connection is closed.
+func (cn *conn) drained(d time.Duration) {
+	if cn.pipes == nil {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-cn.pipes.out.done:
+	case <-t.C:
+	}
+}
+
 // answers reports whether the server still answers a ping. A server may
 // close or redirect its stderr and keep serving, so stderr EOF alone does not
 // prove it exited; a dead one fails the ping at once (stdin or stdout is
@@ -355,9 +400,9 @@ func (cn *conn) stop(grace time.Duration) string {
 	cn.stopOnce.Do(func() {
 		closed := make(chan struct{}) // transport closed and the leader reaped
 		go func() {
-			_ = cn.tr.Close()
-			if cn.proc != nil && cn.proc.reaped != nil {
-				<-cn.proc.reaped
+			_ = cn.tr.Close() // stdio: closes stdin
+			if cn.proc != nil && cn.proc.waited != nil {
+				<-cn.proc.waited
 			}
 			close(closed)
 		}()
@@ -365,6 +410,12 @@ func (cn *conn) stop(grace time.Duration) string {
 			cn.proc.stopGroup(closed, grace)
 		}
 		<-closed
+		if cn.pipes != nil {
+			_ = cn.pipes.raw.Close() // a grandchild may still hold stdout
+		}
+		if cn.forget != nil {
+			cn.forget()
+		}
 		cn.notes.Wait()
 		cn.cancelBG()
 		close(cn.stopped)

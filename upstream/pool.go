@@ -67,6 +67,10 @@ type Options struct {
 	// Auth keeps the OAuth tokens of remote servers (nil: no OAuth; a
 	// server asking for a login fails with a transport error).
 	Auth *auth.Manager
+	// ChildrenFile, when set, is where the process groups of running stdio
+	// servers are recorded, so that the next daemon can reap them if this
+	// one dies (ReapOrphans).
+	ChildrenFile string
 }
 
 // Pools is every pool of a daemon: one pool per ServerHash, each holding
@@ -86,6 +90,9 @@ type Pools struct {
 
 	// obs routes progress and log notifications to calls in flight.
 	obs observers
+
+	childMu  sync.Mutex
+	children map[int]childRecord
 
 	mu     sync.Mutex
 	pools  map[config.ServerHash]*pool
@@ -310,39 +317,56 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 	// One budget for the whole call: queueing for a free instance, a start
 	// and the call itself all count against callTimeout.
 	deadline := time.Now().Add(l.call)
-	waitCtx, cancel := context.WithDeadline(ctx, deadline)
-	inst, err := p.acquire(ctx, waitCtx, spec, caller, l)
-	queued := waitCtx.Err()
-	cancel()
-	if err != nil {
-		var se *StartError
-		if ctx.Err() == nil && queued != nil && !errors.As(err, &se) && errors.Is(err, context.DeadlineExceeded) {
+	for attempt := 0; ; attempt++ {
+		waitCtx, cancel := context.WithDeadline(ctx, deadline)
+		inst, err := p.acquire(ctx, waitCtx, spec, caller, l)
+		queued := waitCtx.Err()
+		cancel()
+		if err != nil {
+			var se *StartError
+			if ctx.Err() == nil && queued != nil && !errors.As(err, &se) && errors.Is(err, context.DeadlineExceeded) {
+				return timeout()
+			}
+			return err
+		}
+
+		callCtx, cancel := context.WithDeadline(ctx, deadline)
+		err = fn(callCtx, inst.conn)
+		var te *errTransport
+		broken := errors.As(err, &te)
+		p.release(inst, l, broken)
+		switch {
+		case err == nil:
+			cancel()
+			return nil
+		case broken && te.notSent && attempt == 0 && callCtx.Err() == nil:
+			// The instance went away (a server that exits after each
+			// answer) before a byte of this request reached it: nothing
+			// ran, so it is safe to send it once more, to a fresh one.
+			cancel()
+			p.logf("upstream: %s went away before %s was sent; retrying on a fresh instance", name, what)
+			continue
+		case broken:
+			cancel()
+			var login *auth.LoginRequiredError
+			if errors.As(err, &login) {
+				return login
+			}
+			var tl *MessageTooLargeError
+			if errors.As(te.err, &tl) {
+				return tl
+			}
+			return &ExitError{Server: name, Err: te.err, Stderr: inst.conn.stderrTail()}
+		case ctx.Err() != nil:
+			cancel()
+			return fmt.Errorf("%s on %s: %w", what, name, ctx.Err())
+		case callCtx.Err() != nil:
+			cancel()
 			return timeout()
 		}
-		return err
+		cancel()
+		return fmt.Errorf("%s on %s: %w", what, name, err)
 	}
-
-	callCtx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	err = fn(callCtx, inst.conn)
-	var te *errTransport
-	broken := errors.As(err, &te)
-	p.release(inst, l, broken)
-	switch {
-	case err == nil:
-		return nil
-	case broken:
-		var login *auth.LoginRequiredError
-		if errors.As(err, &login) {
-			return login
-		}
-		return &ExitError{Server: name, Err: te.err, Stderr: inst.conn.stderrTail()}
-	case ctx.Err() != nil:
-		return fmt.Errorf("%s on %s: %w", what, name, ctx.Err())
-	case callCtx.Err() != nil:
-		return timeout()
-	}
-	return fmt.Errorf("%s on %s: %w", what, name, err)
 }
 
 // acquire finds or starts an instance for caller and marks it busy. waitCtx
@@ -465,6 +489,10 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 		startTimeout:    l.start,
 		onNotification:  p.notificationHandler(hash),
 		auth:            p.opts.Auth,
+		onSpawn: func(pid int) func() {
+			p.noteChild(pid, true)
+			return func() { p.noteChild(pid, false) }
+		},
 	}, p.stopGrace)
 	unhook()
 	cancel()
@@ -517,6 +545,9 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 				if cn.answers() { // it closed its stderr, it did not exit
 					return
 				}
+				// An answer it wrote just before exiting may still be in
+				// the pipe: let it reach its caller first.
+				cn.drained(2 * time.Second)
 				p.mu.Lock()
 				if !in.gone {
 					p.logf("upstream: %s exited", pl.name)

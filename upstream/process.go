@@ -29,10 +29,10 @@ type proc struct {
 	// exited is closed when stderr reaches EOF: every holder of the write
 	// end exited or closed it (a server may close its stderr and live on).
 	exited chan struct{}
-	// reaped is closed once the leader exited and was waited for (nil
-	// until startPipes started it); out watches its stdout.
-	reaped chan struct{}
-	out    *stdoutWatch
+	// waited is closed once the child was reaped (set by startStdio).
+	waited chan struct{}
+	// out watches its stdout for lines that are not JSON (stdout.go).
+	out *stdoutWatch
 }
 
 // newProc builds (but does not start) the command for a stdio server. The

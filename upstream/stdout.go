@@ -4,47 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 )
-
-// startPipes starts p's command with stdin and stdout pipes of its own (the
-// transport gets their other ends through transport.NewIO) and reaps it in
-// the background: reaped is closed once the leader has exited and been
-// waited for. Owning the pipes lets mcpx see what a server writes on
-// stdout that is not JSON-RPC (mcp-go skips such lines silently) and quote
-// it when the handshake fails.
-func (p *proc) startPipes() (stdout io.Reader, stdin io.WriteCloser, err error) {
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, nil, fmt.Errorf("stdin pipe: %w", err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, nil, fmt.Errorf("stdout pipe: %w", err)
-	}
-	p.cmd.Stdin, p.cmd.Stdout = inR, outW
-	if err := p.cmd.Start(); err != nil {
-		for _, f := range []*os.File{inR, inW, outR, outW} {
-			f.Close()
-		}
-		return nil, nil, err
-	}
-	// The child has its copies: EOF on stdout now means every writer
-	// exited, and a write to stdin fails once the server is gone.
-	inR.Close()
-	outW.Close()
-	p.reaped = make(chan struct{})
-	go func() {
-		_ = p.cmd.Wait()
-		close(p.reaped)
-	}()
-	p.out = &stdoutWatch{r: outR}
-	return p.out, inW, nil
-}
 
 // stdoutWatch passes a server's stdout through and remembers the first few
 // lines in its first stdoutWatched bytes that are not JSON, for errors.

@@ -316,14 +316,18 @@ type Resolve struct {
 // InfoFile is <runtime>/mcpx/<daemonKey>.json, written by a running daemon
 // and removed on clean exit.
 type InfoFile struct {
-	DaemonKey  string    `json:"daemonKey"`
-	SchemaHash string    `json:"schemaHash"`
-	Socket     string    `json:"socket"`
-	Pid        int       `json:"pid"`
-	Manager    string    `json:"manager"`
-	Configs    []string  `json:"configs"`
-	Version    string    `json:"version"`
-	StartedAt  time.Time `json:"startedAt"`
+	DaemonKey  string `json:"daemonKey"`
+	SchemaHash string `json:"schemaHash"`
+	Socket     string `json:"socket"`
+	Pid        int    `json:"pid"`
+	// PidStart is the daemon's start time in clock ticks after boot (Linux
+	// /proc/<pid>/stat), so a reader can tell it from a later process that
+	// reused the pid (see Running).
+	PidStart  uint64    `json:"pidStart,omitempty"`
+	Manager   string    `json:"manager"`
+	Configs   []string  `json:"configs"`
+	Version   string    `json:"version"`
+	StartedAt time.Time `json:"startedAt"`
 }
 
 // KeyRecord is $XDG_STATE_HOME/mcpx/keys/<daemonKey>.json, written by the
@@ -332,6 +336,13 @@ type KeyRecord struct {
 	DaemonKey string    `json:"daemonKey"`
 	Configs   []string  `json:"configs"`
 	CreatedAt time.Time `json:"createdAt"`
+	// StateDir and CacheDir are the client's config.Paths State and Cache
+	// (mcpx's own directories under XDG_STATE_HOME and XDG_CACHE_HOME), set
+	// in the copy written to the runtime directory
+	// (config.Paths.RuntimeKeyRecord) so a daemon whose environment lacks
+	// the shell's XDG variables uses the same directories.
+	StateDir string `json:"stateDir,omitempty"`
+	CacheDir string `json:"cacheDir,omitempty"`
 }
 
 // Headers.

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
+
+	"github.com/mcpx-dev/mcpx/internal/owner"
+	"github.com/mcpx-dev/mcpx/internal/proc"
 )
 
 // WriteJSONAtomic writes v as indented JSON to path with the given mode:
@@ -59,8 +63,15 @@ func ReadInfo(path string) (*InfoFile, error) {
 }
 
 // ReadKeyRecord reads a key record. A missing file is an error satisfying
-// errors.Is(err, fs.ErrNotExist).
+// errors.Is(err, fs.ErrNotExist). The record decides which configs (so
+// which commands) a daemon runs: its directory and the file itself must be
+// the user's and writable by nobody else (package owner), else the error
+// wraps owner.ErrUnsafe. (Callers check the state directory above
+// State/keys themselves.)
 func ReadKeyRecord(path string) (*KeyRecord, error) {
+	if err := owner.CheckDir(filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("read key record: %w", err)
+	}
 	var rec KeyRecord
 	if err := readJSON(path, &rec); err != nil {
 		return nil, fmt.Errorf("read key record: %w", err)
@@ -68,8 +79,14 @@ func ReadKeyRecord(path string) (*KeyRecord, error) {
 	return &rec, nil
 }
 
+// maxRecord bounds an info file or key record.
+const maxRecord = 1 << 20
+
+// readJSON reads a file mcpx itself wrote: owned by the user, writable by
+// nobody else, a regular file not reached through a symlink (package
+// owner).
 func readJSON(path string, v any) error {
-	data, err := os.ReadFile(path)
+	data, err := owner.ReadFile(path, maxRecord)
 	if err != nil {
 		return err
 	}
@@ -77,4 +94,18 @@ func readJSON(path string, v any) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
+}
+
+// Running reports whether the info file's pid is still the daemon that
+// wrote it: the same start time where it was recorded and can be read,
+// else a command line holding "--key <daemonKey>". A pid that was reused
+// by an unrelated process is not running.
+func (i *InfoFile) Running() bool {
+	return i != nil && proc.Is(i.Pid, i.PidStart, "--key", i.DaemonKey)
+}
+
+// Signal sends sig to the daemon only if Running holds (through a pidfd
+// where the kernel has them); otherwise it returns syscall.ESRCH.
+func (i *InfoFile) Signal(sig syscall.Signal) error {
+	return proc.Signal(i.Pid, i.PidStart, sig, "--key", i.DaemonKey)
 }

@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/mcpx-dev/mcpx/config"
-	"github.com/mcpx-dev/mcpx/internal/proc"
 )
 
 // Daemon states in Resolve.State and KeyInfo.State, learned from the info
@@ -117,7 +116,7 @@ func ResolveDirWith(dir string, paths config.Paths, getenv config.Getenv, opts R
 	info, present := readInfoIfAny(paths.Info(key))
 	if present {
 		r.State = DaemonStale
-		if info != nil && proc.Alive(info.Pid) {
+		if info.Running() {
 			r.State = DaemonRunning
 			if info.Socket != "" {
 				r.Socket = info.Socket
@@ -257,7 +256,7 @@ func keyInfo(paths config.Paths, k config.DaemonKey) KeyInfo {
 			if ki.Configs == nil {
 				ki.Configs = info.Configs
 			}
-			if proc.Alive(info.Pid) {
+			if info.Running() {
 				ki.State = DaemonRunning
 			}
 		}
@@ -311,6 +310,7 @@ func Prune(paths config.Paths) ([]string, error) {
 				remove(ki.KeyRecord)
 			}
 			remove(paths.EnvFile(k))
+			remove(paths.RuntimeKeyRecord(k))
 		}
 	}
 	return removed, errors.Join(errs...)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/internal/proc"
 )
 
 // world is a hermetic user: its own paths and environment.
@@ -193,7 +194,7 @@ func TestResolveDirUsesOnlyGivenEnvironment(t *testing.T) {
 func writeInfo(t *testing.T, w *world, key config.DaemonKey, pid int, configs []string) *InfoFile {
 	t.Helper()
 	info := &InfoFile{DaemonKey: string(key), SchemaHash: "0123456789abcdef", Socket: filepath.Join(w.root, "custom.sock"),
-		Pid: pid, Manager: "systemd", Configs: configs, Version: "dev", StartedAt: time.Now().UTC().Truncate(time.Second)}
+		Pid: pid, PidStart: proc.StartTime(pid), Manager: "systemd", Configs: configs, Version: "dev", StartedAt: time.Now().UTC().Truncate(time.Second)}
 	if err := WriteJSONAtomic(w.paths.Info(key), info, 0o600); err != nil {
 		t.Fatal(err)
 	}

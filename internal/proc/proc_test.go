@@ -37,3 +37,40 @@ func TestAlive(t *testing.T) {
 		t.Fatal("a reaped child counts as alive")
 	}
 }
+
+func TestIsProvesIdentity(t *testing.T) {
+	self := os.Getpid()
+	start := StartTime(self)
+	if start == 0 {
+		t.Skip("no /proc start times here")
+	}
+	if !Is(self, start) || !Is(self, 0) {
+		t.Fatal("this process is not itself")
+	}
+	if Is(self, start+1) {
+		t.Fatal("another start time matched")
+	}
+	if Is(self, 0, "--key", "no-such-key-anywhere") {
+		t.Fatal("a command line without the arguments matched")
+	}
+	for _, c := range []struct {
+		argv, args []string
+		want       bool
+	}{
+		{[]string{"mcpx", "daemon", "--key", "abc"}, []string{"--key", "abc"}, true},
+		{[]string{"mcpxd", "--key=abc"}, []string{"--key", "abc"}, true},
+		{[]string{"mcpx", "daemon", "--key", "abcd"}, []string{"--key", "abc"}, false},
+		{[]string{"sleep", "60"}, []string{"--key", "abc"}, false},
+		{[]string{"x", "abc", "--key"}, []string{"--key", "abc"}, false},
+	} {
+		if got := containsRun(c.argv, c.args); got != c.want {
+			t.Errorf("containsRun(%q, %q) = %v", c.argv, c.args, got)
+		}
+	}
+	if err := Signal(self, start+1, 0); err == nil {
+		t.Fatal("Signal reached a process with another start time")
+	}
+	if err := Signal(self, start, 0); err != nil {
+		t.Fatalf("Signal to self: %v", err)
+	}
+}

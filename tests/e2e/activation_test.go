@@ -135,8 +135,19 @@ func TestStatusNeverActivates(t *testing.T) {
 	}
 
 	e.MustOK("call", "demo.echo", "text=x") // installs on first use and activates
-	if _, err := m.Systemctl("stop", "mcpx@builtin.service"); err != nil {
+	// Not a synchronous `systemctl stop`: its client gives up after 30 s,
+	// as long as the unit's TimeoutStopSec, so a slow machine failed the
+	// test. Queue the stop and wait, generously, for the daemon to have
+	// exited by itself (inactive, not failed: systemd did not have to kill
+	// it).
+	if _, err := m.Systemctl("stop", "--no-block", "mcpx@builtin.service"); err != nil {
 		t.Fatal(err)
+	}
+	testkit.Eventually(t, 2*time.Minute, "the service to stop", func() bool {
+		return unitState(t, m, "mcpx@builtin.service") != "deactivating"
+	})
+	if got := unitState(t, m, "mcpx@builtin.service"); got != "inactive" {
+		t.Fatalf("after stop the service is %s, want inactive", got)
 	}
 	// Socket only: the socket listens, the service is inactive, and both
 	// forms of status leave it that way.

@@ -147,8 +147,10 @@ func TestSurfacesAgree(t *testing.T) {
 	}
 	read("info file", paths.Info(key))
 	read("key record", paths.KeyRecord(key))
+	read("runtime key record", paths.RuntimeKeyRecord(key))
 	validateAgainst(t, "info-file.schema.json", paths.Info(key))
 	validateAgainst(t, "key-record.schema.json", paths.KeyRecord(key))
+	validateAgainst(t, "key-record.schema.json", paths.RuntimeKeyRecord(key))
 
 	info, err := api.ReadInfo(paths.Info(key))
 	if err != nil {

@@ -1,0 +1,175 @@
+package upstream
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpx-dev/mcpx/config"
+)
+
+// A stdio server's pipes are mcpx's own (mcp-go's transport gets them
+// through transport.NewIO), for three reasons:
+//
+//   - stdout is read through a lineLimiter: one JSON-RPC message (one line)
+//     longer than the server's maxMessageBytes fails the read, so mcp-go's
+//     line reader stops growing its buffer there, every request in flight
+//     fails, and the instance is stopped (memory returns with it);
+//   - stdin is written through a countingWriter, so a request that failed
+//     because the server went away can be proven never written (not a byte
+//     of it reached the pipe) and retried once on a fresh instance;
+//   - the child is started here, with its parent-death signal set from a
+//     locked OS thread (pdeathsig_linux.go);
+//   - what the server writes on stdout that is not JSON-RPC (mcp-go skips
+//     such lines silently) is noted, to be quoted when the handshake fails
+//     (stdout.go).
+//
+// What is not achieved: mcp-go still holds one whole message (up to the
+// bound) as a string and the daemon decodes it whole, so a large binary
+// result is in memory once or twice before it reaches the content store;
+// streaming it there would need a transport that parses incrementally.
+
+// errMessageTooLarge is a server message over the bound.
+var errMessageTooLarge = errors.New("message too large")
+
+// MessageTooLargeError is a server that sent one JSON-RPC message longer
+// than Limit bytes (mcpx.maxMessageBytes). The call fails and the instance
+// is stopped; the next call starts a fresh one.
+type MessageTooLargeError struct {
+	Server string
+	Limit  int64
+}
+
+func (e *MessageTooLargeError) Error() string {
+	return fmt.Sprintf("server %s sent a message over %d bytes (mcpx.maxMessageBytes); the call failed and the instance was stopped", e.Server, e.Limit)
+}
+
+// Unwrap returns errMessageTooLarge.
+func (e *MessageTooLargeError) Unwrap() error { return errMessageTooLarge }
+
+// lineLimiter passes a newline-delimited stream through and ends it once a
+// line grows past max bytes: from then on Read reports io.EOF (mcp-go logs
+// any other error to the process's default logger, outside the daemon's
+// redacted log) and tripped is set, which the connection turns into a
+// *MessageTooLargeError. Not safe for concurrent Reads (mcp-go has one
+// reader).
+type lineLimiter struct {
+	r       io.Reader
+	max     int64
+	cur     int64 // bytes of the current line so far
+	tripped atomic.Bool
+	// done is closed once the stream ended (EOF, an error, the bound): every
+	// complete line before it has been handed to the reader.
+	done     chan struct{}
+	doneOnce sync.Once
+}
+
+func (l *lineLimiter) end() { l.doneOnce.Do(func() { close(l.done) }) }
+
+func (l *lineLimiter) Read(p []byte) (int, error) {
+	if l.tripped.Load() {
+		l.end()
+		return 0, io.EOF
+	}
+	// Never hand out more than can be checked before the bound.
+	if room := l.max - l.cur + 1; int64(len(p)) > room && room > 0 {
+		p = p[:room]
+	}
+	n, err := l.r.Read(p)
+	chunk := p[:n]
+	for len(chunk) > 0 {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			l.cur += int64(len(chunk))
+			break
+		}
+		if l.cur+int64(i) > l.max {
+			l.cur += int64(i)
+			break
+		}
+		l.cur = 0
+		chunk = chunk[i+1:]
+	}
+	if l.cur > l.max {
+		l.tripped.Store(true)
+		l.end()
+		return 0, io.EOF
+	}
+	if err != nil {
+		l.end()
+	}
+	return n, err
+}
+
+// countingWriter is the server's stdin: it counts the bytes the pipe took.
+type countingWriter struct {
+	w *os.File
+	n atomic.Int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func (c *countingWriter) Close() error { return c.w.Close() }
+
+// stdioPipes are the parent's ends of a started stdio server.
+type stdioPipes struct {
+	in  *countingWriter
+	out *lineLimiter
+	raw *os.File // stdout's read end, closed at stop
+}
+
+// startStdio starts p's command with fresh stdin/stdout pipes, a parent
+// death signal where the OS has one, and returns the parent's ends.
+func startStdio(p *proc, maxMessage int64) (*stdioPipes, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdin pipe: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	p.cmd.Stdin, p.cmd.Stdout = inR, outW
+	setPdeathsig(p.cmd.SysProcAttr)
+	// Pdeathsig fires when the thread that forked the child exits, not the
+	// process: fork from a locked thread, and give it back to the runtime
+	// afterwards (Go ends a thread only when a goroutine exits while
+	// locked to it, which the daemon never does).
+	runtime.LockOSThread()
+	err = p.cmd.Start()
+	runtime.UnlockOSThread()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, fmt.Errorf("failed to start command: %w", err)
+	}
+	p.waited = make(chan struct{})
+	go func() {
+		_ = p.cmd.Wait()
+		close(p.waited)
+	}()
+	// Non-JSON lines are noted for errors (stdout.go) beneath the bound.
+	p.out = &stdoutWatch{r: outR}
+	return &stdioPipes{in: &countingWriter{w: inW}, out: &lineLimiter{r: p.out, max: maxMessage, done: make(chan struct{})}, raw: outR}, nil
+}
+
+// maxMessageOf is s's mcpx.maxMessageBytes, or the default.
+func maxMessageOf(s *config.Server) int64 {
+	if s != nil && s.Options.MaxMessageBytes > 0 {
+		return s.Options.MaxMessageBytes
+	}
+	return config.DefaultMaxMessageBytes
+}

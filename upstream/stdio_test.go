@@ -1,0 +1,92 @@
+package upstream
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/config"
+)
+
+func TestLineLimiter(t *testing.T) {
+	in := "short\n" + strings.Repeat("a", 100) + "\n" + strings.Repeat("b", 101) + "\nnever\n"
+	l := &lineLimiter{r: strings.NewReader(in), max: 100, done: make(chan struct{})}
+	br := bufio.NewReaderSize(l, 16)
+	var lines []string
+	var err error
+	for {
+		var s string
+		s, err = br.ReadString('\n')
+		if err != nil {
+			break
+		}
+		lines = append(lines, strings.TrimSuffix(s, "\n"))
+	}
+	if len(lines) != 2 || lines[0] != "short" || len(lines[1]) != 100 {
+		t.Fatalf("lines = %q", lines)
+	}
+	if err != io.EOF || !l.tripped.Load() {
+		t.Fatalf("err = %v, tripped %v; want io.EOF and tripped", err, l.tripped.Load())
+	}
+	select {
+	case <-l.done:
+	default:
+		t.Fatal("done not closed after the bound")
+	}
+}
+
+// A server's stdout: whatever it writes, the limiter hands on only lines
+// within the bound and fails once a line exceeds it.
+func FuzzLineLimiter(f *testing.F) {
+	f.Add([]byte("{\"jsonrpc\":\"2.0\"}\n{}\n"), uint16(8))
+	f.Add([]byte(strings.Repeat("x", 300)+"\n"), uint16(256))
+	f.Fuzz(func(t *testing.T, data []byte, max uint16) {
+		if max == 0 {
+			return
+		}
+		l := &lineLimiter{r: strings.NewReader(string(data)), max: int64(max), done: make(chan struct{})}
+		br := bufio.NewReader(l)
+		for {
+			s, err := br.ReadString('\n')
+			if err != nil {
+				break
+			}
+			if int64(len(s)-1) > int64(max) {
+				t.Fatalf("a line of %d bytes passed the bound %d", len(s)-1, max)
+			}
+		}
+	})
+}
+
+// One message over mcpx.maxMessageBytes fails the call with a
+// *MessageTooLargeError on every transport; the next call gets a fresh
+// instance and works.
+func TestMessageBound(t *testing.T) {
+	for _, tr := range []string{"stdio", "http", "sse"} {
+		t.Run(tr, func(t *testing.T) {
+			var spec Spec
+			if tr == "stdio" {
+				spec = fixtureSpec(t, config.Options{}, nil)
+			} else {
+				spec = network(t, tr == "sse")
+			}
+			spec.Server.Options.MaxMessageBytes = 64 << 10
+			p := newPools(t, Options{})
+			if got := call(t, p, spec, Caller{}, "huge", `{"bytes": 1000}`); len(got) != 1000 {
+				t.Fatalf("small result: %d bytes", len(got))
+			}
+			_, err := p.Call(context.Background(), spec, Caller{}, "huge", json.RawMessage(`{"bytes": 1000000}`))
+			var tl *MessageTooLargeError
+			if !errors.As(err, &tl) || tl.Limit != 64<<10 {
+				t.Fatalf("err = %v, want *MessageTooLargeError with the limit", err)
+			}
+			if got := call(t, p, spec, Caller{}, "echo", `{"text":"after"}`); got != "after" {
+				t.Fatalf("echo after the oversized message: %q", got)
+			}
+		})
+	}
+}

@@ -42,7 +42,7 @@ func TestCallShowsTaskStatusOnATerminal(t *testing.T) {
 		},
 	}
 	code := a.Run(context.Background(), []string{"mcpx", "-C", e.dir, "call", "fx.task_sleep", "seconds=1.5"})
-	if code != 0 || out.String() != "slept 1.5 seconds\n" {
+	if code != 0 || out.String() != "slept 1.5 seconds" {
 		t.Fatalf("call: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 	errs := errb.String()

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/mcpxd"
 	"github.com/mcpx-dev/mcpx/internal/proc"
 	"github.com/mcpx-dev/mcpx/service"
 )
@@ -24,18 +25,22 @@ import (
 // daemons, resolve, stop --all, logs, install, doctor): they read files and
 // ask the service manager, and never activate a daemon.
 
-// local is what those commands need: this binary, the mcpx directories and
-// the service manager.
+// local is what those commands need: the daemon binary, the mcpx
+// directories and the service manager.
 type local struct {
+	// self is the mcpxd binary that goes with this mcpx (mcpxd.Path): what
+	// units, agents and the direct manager start and what the built-in
+	// config runs (`mcpxd demo-server`).
 	self  string
 	paths config.Paths
 }
 
 func (a *App) local() (*local, error) {
-	self, err := client.Executable()
+	exe, err := mcpxd.Executable()
 	if err != nil {
 		return nil, err
 	}
+	self := mcpxd.Path(exe)
 	paths, err := config.DefaultPaths(a.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("find mcpx directories: %w", err)

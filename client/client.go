@@ -29,6 +29,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/mcpxd"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -77,7 +78,8 @@ type Options struct {
 	// unset (default os.LookupEnv when Getenv is nil, else derived from
 	// Getenv with empty meaning unset).
 	LookupEnv func(string) (string, bool)
-	// Self is the absolute path of the mcpx binary (default os.Executable).
+	// Self is the absolute path of the mcpxd binary the built-in config
+	// runs and managers start (default: mcpxd.Path of this executable).
 	Self string
 	// Manager activates the daemon when the socket does not answer. Nil
 	// means the socket must already answer.
@@ -145,9 +147,11 @@ func New(opts Options) (*Client, error) {
 	}
 	self := opts.Self
 	if self == "" {
-		if self, err = Executable(); err != nil {
+		exe, err := mcpxd.Executable()
+		if err != nil {
 			return nil, err
 		}
+		self = mcpxd.Path(exe)
 	}
 	lookup := getenv
 	if opts.ConfigFile != "" {
@@ -189,18 +193,6 @@ func New(opts Options) (*Client, error) {
 		ResponseHeaderTimeout: 0, // calls may legitimately take long; ctx bounds them
 	}}
 	return c, nil
-}
-
-// Executable is the symlink-resolved absolute path of the running binary.
-func Executable() (string, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("find the mcpx binary: %w", err)
-	}
-	if real, err := filepath.EvalSymlinks(self); err == nil {
-		self = real
-	}
-	return self, nil
 }
 
 // Dir is the directory the client serves (absolute).

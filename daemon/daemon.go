@@ -34,7 +34,7 @@ type Options struct {
 	Config  *config.Config
 	Paths   config.Paths
 	Manager string // "systemd", "launchd" or "direct"
-	Self    string // absolute path of the mcpx binary
+	Self    string // absolute path of the mcpxd binary (this daemon)
 
 	// Getenv is the daemon's own environment (nil: os.Getenv). The daemon
 	// never expands server variables from it; it is used to discover the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"net"
 	"os"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/mcpxd"
 	"github.com/mcpx-dev/mcpx/internal/proc"
 )
 
@@ -45,7 +47,7 @@ func (e *StartError) Error() string {
 func (e *StartError) Unwrap() error { return ErrStartFailed }
 
 // Direct is the manager used where no service manager is reachable: it
-// spawns `self daemon --key K` itself, detached, under a file lock so that
+// spawns `mcpxd daemon --key K` (Self is the mcpxd binary) itself, detached, under a file lock so that
 // racing clients start exactly one daemon. It keeps no state of its own; the
 // daemon's info file and the socket are the truth. A Direct is safe for
 // concurrent use (the lock is a flock on a file, per call).
@@ -63,7 +65,7 @@ type Direct struct {
 }
 
 // NewDirect returns the direct manager: Ensure takes a flock on
-// paths.Lock(key), re-checks the socket, and spawns `self daemon --key K`
+// paths.Lock(key), re-checks the socket, and spawns `mcpxd daemon --key K` (Self is the mcpxd binary)
 // detached (new session, stdin closed, output to paths.Log(key)), then waits
 // (bounded) for the socket; on failure the error is a *StartError carrying
 // the log's tail.
@@ -160,6 +162,9 @@ func (d *Direct) spawn(ctx context.Context, key config.DaemonKey, sock string) e
 		start = fi.Size()
 	}
 
+	if _, err := os.Stat(d.Self); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("start daemon %s: %w", key, &mcpxd.NotFoundError{Beside: d.Self})
+	}
 	cmd := exec.Command(d.Self, "daemon", "--key", string(key))
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout = logf

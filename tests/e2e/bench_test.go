@@ -39,7 +39,7 @@ func TestPerformance(t *testing.T) {
 	}
 	const (
 		procStart = "trivial Go binary: process start"
-		oneShot   = "one call with no daemon: spawn `mcpx demo-server`, initialize, call echo, exit"
+		oneShot   = "one call with no daemon: spawn `mcpxd demo-server`, initialize, call echo, exit"
 		warmCall  = "`mcpx call demo.echo`, warm daemon (direct manager)"
 		lsWarm    = "`mcpx ls` from the cache, warm daemon"
 		lsCold    = "`mcpx ls` from the cache, daemon stopped (direct start)"
@@ -54,7 +54,7 @@ func TestPerformance(t *testing.T) {
 
 	trivial := buildTrivial(t)
 	add(procStart, median(n, func() { mustRun(t, exec.Command(trivial)) }))
-	add(oneShot, median(n, func() { oneShotCall(t, mcpxBin, "demo-server", map[string]any{"text": "x"}) }), procStart)
+	add(oneShot, median(n, func() { oneShotCall(t, mcpxdBin, "demo-server", map[string]any{"text": "x"}) }), procStart)
 
 	e := NewEnv(t)
 	mcpGo := buildLinkingMCPGo(t)

@@ -22,6 +22,7 @@ import (
 
 var (
 	mcpxBin    string // the mcpx binary under test
+	mcpxdBin   string // the mcpxd binary beside it
 	fixtureBin string // internal/fixture/cmd/mcpx-fixture
 	repoRoot   string
 )
@@ -49,7 +50,8 @@ func run(m *testing.M) int {
 	// sleeps a second at every exit (GORACE atexit_sleep_ms), which the
 	// daemons under systemd cannot be told otherwise. The packages' own
 	// tests run with -race.
-	if mcpxBin, err = testkit.Build(dir, "github.com/mcpx-dev/mcpx/cmd/mcpx"); err == nil {
+	if mcpxBin, err = testkit.BuildBinaries(dir); err == nil {
+		mcpxdBin = filepath.Join(dir, "mcpxd")
 		fixtureBin, err = testkit.Build(dir, testkit.Fixture)
 	}
 	if err != nil {

@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// `mcpx demo-server` and `mcpx daemon` are mcpxd's: mcpx execs the mcpxd
+// beside it.
+func TestDemoServerAndDaemonExecMcpxd(t *testing.T) {
+	bin := mcpxBinary(t)
+	cmd := exec.Command(bin, "demo-server")
+	cmd.Env = []string{"PATH=/nonexistent"}
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("mcpx demo-server: %v; stderr %q", err, errb.String())
+	}
+	if !strings.Contains(out.String(), `"id":1`) || !strings.Contains(out.String(), `"serverInfo"`) {
+		t.Fatalf("mcpx demo-server answered %q to initialize; stderr %q", out.String(), errb.String())
+	}
+
+	// mcpxd's own usage error shows that the daemon command reached it.
+	cmd = exec.Command(bin, "daemon", "--bogus")
+	cmd.Env = []string{"PATH=/nonexistent"}
+	got, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(got), "mcpxd daemon") {
+		t.Fatalf("mcpx daemon --bogus: %v, output %q; want mcpxd's usage error, exit 2", err, got)
+	}
+}
+
+// Without mcpxd beside it or on PATH, mcpx says where it looked.
+func TestMissingMcpxdNamesBothPlaces(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(mcpxBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lone := filepath.Join(dir, "mcpx")
+	if err := os.WriteFile(lone, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"demo-server"}, {"daemon", "--key", "builtin"}} {
+		cmd := exec.Command(lone, args...)
+		cmd.Env = []string{"PATH=" + filepath.Join(dir, "empty")}
+		out, err := cmd.CombinedOutput()
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != ExitUnavailable {
+			t.Fatalf("%v without mcpxd: %v, output %q; want exit %d", args, err, out, ExitUnavailable)
+		}
+		if !strings.Contains(string(out), filepath.Join(dir, "mcpxd")) || !strings.Contains(string(out), "on PATH") {
+			t.Fatalf("%v without mcpxd: %q names neither %s nor PATH", args, out, filepath.Join(dir, "mcpxd"))
+		}
+	}
+}

@@ -37,6 +37,8 @@ func (a *App) client(ctx context.Context, cmd *ucli.Command) (*client.Client, er
 		Self:       m.self,
 		Manager:    m,
 		Paths:      &m.paths,
+		// Zero: the client's default bound.
+		RequestTimeout: a.RequestTimeout,
 	})
 }
 

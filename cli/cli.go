@@ -18,6 +18,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mattn/go-isatty"
 	ucli "github.com/urfave/cli/v3"
@@ -148,6 +149,9 @@ type App struct {
 	// can be asked to confirm a destructive call.
 	Terminal bool
 	Hooks    Hooks
+	// RequestTimeout bounds every request to the daemon but calls (0: the
+	// client's default, 2 m); calls are bounded by the server's timeouts.
+	RequestTimeout time.Duration
 }
 
 // usageError is a command line that cannot be run as written (exit 2).

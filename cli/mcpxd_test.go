@@ -2,11 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // `mcpx demo-server` and `mcpx daemon` are mcpxd's: mcpx execs the mcpxd
@@ -56,5 +59,43 @@ func TestMissingMcpxdNamesBothPlaces(t *testing.T) {
 		if !strings.Contains(string(out), filepath.Join(dir, "mcpxd")) || !strings.Contains(string(out), "on PATH") {
 			t.Fatalf("%v without mcpxd: %q names neither %s nor PATH", args, out, filepath.Join(dir, "mcpxd"))
 		}
+	}
+}
+
+// A daemon that accepts and never answers: ls gives up within its bound
+// with exit 3.
+func TestSilentDaemonExit3(t *testing.T) {
+	e := newEnv(t)
+	sock := filepath.Join(e.vars["HOME"], "silent.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	e.vars["MCPX_SOCKET"] = sock
+	var out, errb bytes.Buffer
+	a := &App{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return e.vars[k] },
+		RequestTimeout: 300 * time.Millisecond}
+	code := a.Run(context.Background(), []string{"mcpx", "-C", e.dir, "ls"})
+	if code != ExitUnavailable || !strings.Contains(errb.String(), "no answer within 300ms") {
+		t.Fatalf("ls against a silent daemon: exit %d, stderr %q", code, errb.String())
 	}
 }

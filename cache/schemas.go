@@ -65,6 +65,7 @@ type memoEntry struct {
 	ref    filestamp.Stamp
 	loaded time.Time
 	snap   *Snapshot
+	digest Digest
 }
 
 // NewSchemas returns the schema cache over store with refs in dir
@@ -93,8 +94,16 @@ func validHash(h config.ServerHash) bool {
 // The snapshot returned is shared with later calls: callers must not modify
 // it.
 func (c *Schemas) Load(h config.ServerHash) (*Snapshot, error) {
+	snap, _, err := c.LoadDigest(h)
+	return snap, err
+}
+
+// LoadDigest is Load that also returns the digest of the snapshot's blob in
+// the store: the identity of its content, under which the daemon keeps what
+// it derives from a snapshot (its decoded tool index).
+func (c *Schemas) LoadDigest(h config.ServerHash) (*Snapshot, Digest, error) {
 	if !validHash(h) {
-		return nil, &MissError{Server: h, Reason: ReasonNoSnapshot, Detail: "malformed server hash"}
+		return nil, "", &MissError{Server: h, Reason: ReasonNoSnapshot, Detail: "malformed server hash"}
 	}
 	st, err := filestamp.Of(c.refPath(h))
 	ok := err == nil && st.Exists
@@ -106,9 +115,9 @@ func (c *Schemas) Load(h config.ServerHash) (*Snapshot, error) {
 	}
 	c.mu.Unlock()
 	if hit {
-		return m.snap, nil
+		return m.snap, m.digest, nil
 	}
-	snap, err := c.load(h)
+	snap, digest, err := c.load(h)
 	if err == nil && ok {
 		c.mu.Lock()
 		if c.memo == nil {
@@ -116,10 +125,10 @@ func (c *Schemas) Load(h config.ServerHash) (*Snapshot, error) {
 		}
 		// Stamped before reading: a ref replaced meanwhile has another
 		// stamp, so the next Load reads it.
-		c.memo[h] = memoEntry{ref: st, loaded: c.store.now(), snap: snap}
+		c.memo[h] = memoEntry{ref: st, loaded: c.store.now(), snap: snap, digest: digest}
 		c.mu.Unlock()
 	}
-	return snap, err
+	return snap, digest, err
 }
 
 // forget drops h's memo: this process is about to replace or remove its
@@ -130,23 +139,23 @@ func (c *Schemas) forget(h config.ServerHash) {
 	c.mu.Unlock()
 }
 
-func (c *Schemas) load(h config.ServerHash) (*Snapshot, error) {
+func (c *Schemas) load(h config.ServerHash) (*Snapshot, Digest, error) {
 	ref, err := c.readRef(h)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if ref.Format != snapshotFormat() {
-		return nil, &MissError{Server: h, Digest: ref.Digest, Reason: ReasonFormat,
+		return nil, "", &MissError{Server: h, Digest: ref.Digest, Reason: ReasonFormat,
 			Detail: fmt.Sprintf("saved as %s, this mcpx reads %s", ref.Format, snapshotFormat())}
 	}
 	data, err := c.store.Get(ref.Digest)
 	var miss *MissError
 	if errors.As(err, &miss) {
 		_ = c.dropRef(h, ref.Digest)
-		return nil, &MissError{Server: h, Digest: ref.Digest, Reason: miss.Reason, Detail: "ref dropped"}
+		return nil, "", &MissError{Server: h, Digest: ref.Digest, Reason: miss.Reason, Detail: "ref dropped"}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load schema snapshot for server %s: %w", h, err)
+		return nil, "", fmt.Errorf("load schema snapshot for server %s: %w", h, err)
 	}
 	// The blob's own format decides, whatever the ref says.
 	var head struct {
@@ -154,10 +163,10 @@ func (c *Schemas) load(h config.ServerHash) (*Snapshot, error) {
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
 		_ = c.dropRef(h, ref.Digest)
-		return nil, &MissError{Server: h, Digest: ref.Digest, Reason: ReasonBadSnapshot, Detail: err.Error()}
+		return nil, "", &MissError{Server: h, Digest: ref.Digest, Reason: ReasonBadSnapshot, Detail: err.Error()}
 	}
 	if head.Format != snapshotFormat() {
-		return nil, &MissError{Server: h, Digest: ref.Digest, Reason: ReasonFormat,
+		return nil, "", &MissError{Server: h, Digest: ref.Digest, Reason: ReasonFormat,
 			Detail: fmt.Sprintf("snapshot is %s, this mcpx reads %s", head.Format, snapshotFormat())}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -169,9 +178,9 @@ func (c *Schemas) load(h config.ServerHash) (*Snapshot, error) {
 			detail = err.Error()
 		}
 		_ = c.dropRef(h, ref.Digest)
-		return nil, &MissError{Server: h, Digest: ref.Digest, Reason: ReasonBadSnapshot, Detail: detail}
+		return nil, "", &MissError{Server: h, Digest: ref.Digest, Reason: ReasonBadSnapshot, Detail: detail}
 	}
-	return &snap, nil
+	return &snap, ref.Digest, nil
 }
 
 func (c *Schemas) readRef(h config.ServerHash) (*Ref, error) {

@@ -367,3 +367,32 @@ func TestPeerCheck(t *testing.T) {
 		t.Error("unreadable credentials admitted")
 	}
 }
+
+// The daemon decodes a snapshot's tools once, however many requests read
+// them (discovery, schema, search, calls).
+func TestSnapshotDecodedOnceAcrossRequests(t *testing.T) {
+	_, d, _ := startFixture(t)
+	var rr api.RefreshResponse
+	d.mustOK(http.MethodPost, api.PathRefresh, api.RefreshRequest{Namespace: "fx"}, &rr)
+	before := indexDecodes.Load()
+	for i := 0; i < 25; i++ {
+		var tr api.ToolsResponse
+		d.mustOK(http.MethodGet, api.PathTools+"?ns=fx", nil, &tr)
+		if len(tr.Tools) == 0 || tr.Tools[0].Namespace != "fx" || len(tr.Tools[0].Definition) == 0 {
+			t.Fatalf("tools = %+v", tr)
+		}
+		d.mustOK(http.MethodGet, api.PathSchema+"?ns=fx&tool=echo", nil, &tr)
+		if len(tr.Tools) != 1 || tr.Tools[0].Name != "echo" {
+			t.Fatalf("schema fx.echo = %+v", tr)
+		}
+		var sr api.SearchResponse
+		d.mustOK(http.MethodGet, api.PathSearch+"?q=echo", nil, &sr)
+		var nr api.NamespacesResponse
+		d.mustOK(http.MethodGet, api.PathNamespaces, nil, &nr)
+		var cr api.CallResponse
+		d.mustOK(http.MethodPost, api.PathCall, api.CallRequest{Namespace: "fx", Tool: "echo", Arguments: json.RawMessage(`{"text":"x"}`)}, &cr)
+	}
+	if n := indexDecodes.Load() - before; n > 1 {
+		t.Fatalf("125 requests decoded the snapshot %d times, want at most once", n)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,11 +43,11 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	snap, view := d.toolsOf(st, s)
 	if !s.Options.ToolAllowed(req.Tool) {
-		_, err := findTool(s.Name, req.Tool, tools(s, d.snapshot(st, s.Name)))
+		_, err := findTool(s.Name, req.Tool, view.list())
 		return err
 	}
-	snap := d.snapshot(st, s.Name)
 	pol := effectivePolicy(s.Options.Policy)
 	fetched := false
 	if !usable(snap) && pol.needsAnnotations() {
@@ -54,10 +55,11 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 		if snap, err = d.fetch(r.Context(), st, s.Name); err != nil {
 			return refuseUnlisted(s.Name, req.Tool, err)
 		}
+		view = d.viewOf(st, s, snap, "")
 		fetched = true
 	}
 	if usable(snap) {
-		t, err := findTool(s.Name, req.Tool, tools(s, snap))
+		t, err := lookupTool(s.Name, req.Tool, view)
 		if err != nil && !fetched {
 			// The snapshot may predate the tool (a server that added it
 			// without list_changed): read the list once more. The call
@@ -70,7 +72,7 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 			snap = fresh
-			t, err = findTool(s.Name, req.Tool, tools(s, snap))
+			t, err = lookupTool(s.Name, req.Tool, d.viewOf(st, s, snap, ""))
 		}
 		if err != nil {
 			return err
@@ -100,11 +102,55 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 		// answers now, so read its list for the next `ls`.
 		d.fetchLater(st, s.Name)
 	}
+	if isErr, ok := plainResult(raw); ok {
+		// Nothing to move into the store: the result goes out as the
+		// server sent it, without a decode and re-encode.
+		return writeRawJSON(w, []byte(`{"result":`), raw, []byte(`,"isError":`+strconv.FormatBool(isErr)+"}\n"))
+	}
 	resp, err := d.extractBlobs(s.Name, req.Tool, raw)
 	if err != nil {
 		return apiErr(http.StatusBadGateway, api.CodeTransport, "result of %s.%s: %v", s.Name, req.Tool, err)
 	}
 	return writeJSON(w, resp)
+}
+
+// plainResult reports whether raw, a result as upstream read it (valid
+// JSON), is an object that cannot hold binary content nor a "_mcpx" key of
+// the server's own (no "data", "blob" or "_mcpx" key, and no escape that
+// could spell one), and whether it says isError. ok false sends the result
+// through extractBlobs.
+func plainResult(raw json.RawMessage) (isError, ok bool) {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 || b[0] != '{' {
+		return false, false
+	}
+	for _, key := range [][]byte{[]byte(`"data"`), []byte(`"blob"`), []byte(`"_mcpx"`), []byte(`\u`)} {
+		if bytes.Contains(b, key) {
+			return false, false
+		}
+	}
+	if !bytes.Contains(b, []byte(`"isError"`)) {
+		return false, true
+	}
+	var top struct {
+		IsError json.RawMessage `json:"isError"`
+	}
+	if json.Unmarshal(b, &top) != nil {
+		return false, false
+	}
+	_ = json.Unmarshal(top.IsError, &isError)
+	return isError, true
+}
+
+// lookupTool finds tool in v (a map lookup), or answers 404 with the
+// nearest name.
+func lookupTool(ns, tool string, v *toolView) (api.Tool, error) {
+	if v != nil {
+		if t, ok := v.find(tool); ok {
+			return t, nil
+		}
+	}
+	return findTool(ns, tool, v.list())
 }
 
 // refuseUnlisted is the answer to a call whose tool list could not be read

@@ -76,6 +76,8 @@ type daemon struct {
 	started time.Time
 
 	state atomic.Pointer[state]
+	idx   indexes   // decoded tool indexes per snapshot digest (index.go)
+	specs specCache // built upstream specs (registry.go)
 
 	calls      atomic.Int64
 	inflight   atomic.Int64

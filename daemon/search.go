@@ -72,7 +72,8 @@ func (d *daemon) serveSearch(w http.ResponseWriter, r *http.Request) error {
 	st := d.state.Load()
 	var all []api.Tool
 	for _, name := range st.names {
-		all = append(all, tools(st.cfg.Servers[name], d.snapshot(st, name))...)
+		_, v := d.toolsOf(st, st.cfg.Servers[name])
+		all = append(all, v.list()...)
 	}
 	return writeJSON(w, api.SearchResponse{Query: q, Results: search(all, q)})
 }

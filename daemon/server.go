@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
@@ -80,6 +81,24 @@ func (d *daemon) handler() http.Handler {
 func writeJSON(w http.ResponseWriter, v any) error {
 	w.Header().Set("Content-Type", "application/json")
 	return json.NewEncoder(w).Encode(v)
+}
+
+// writeRawJSON answers 200 with parts, which together are one JSON document
+// encoded beforehand (no re-encoding of what the daemon already holds as
+// JSON).
+func writeRawJSON(w http.ResponseWriter, parts ...[]byte) error {
+	w.Header().Set("Content-Type", "application/json")
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(n))
+	for _, p := range parts {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // decodeBody reads a JSON request body into v; an empty body leaves v as

@@ -141,3 +141,18 @@ func (l *lazyManager) List(ctx context.Context) ([]service.State, error) {
 	}
 	return m.List(ctx)
 }
+
+// StartFailure forwards to the manager when it follows the daemons it
+// starts (the direct manager), else nil.
+func (l *lazyManager) StartFailure(ctx context.Context, key config.DaemonKey) error {
+	m, err := l.get(ctx)
+	if err != nil {
+		return nil
+	}
+	if sf, ok := m.(interface {
+		StartFailure(context.Context, config.DaemonKey) error
+	}); ok {
+		return sf.StartFailure(ctx, key)
+	}
+	return nil
+}

@@ -3,13 +3,18 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/client"
+	"github.com/mcpx-dev/mcpx/config"
 )
 
 // `mcpx demo-server` and `mcpx daemon` are mcpxd's: mcpx execs the mcpxd
@@ -97,5 +102,41 @@ func TestSilentDaemonExit3(t *testing.T) {
 	code := a.Run(context.Background(), []string{"mcpx", "-C", e.dir, "ls"})
 	if code != ExitUnavailable || !strings.Contains(errb.String(), "no answer within 300ms") {
 		t.Fatalf("ls against a silent daemon: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// 20 racing first calls start exactly one daemon, and none of them waits
+// for its socket: the direct manager binds it before the daemon starts.
+func TestRacingFirstCallsStartOneDaemonWithoutWaiting(t *testing.T) {
+	e := newEnv(t)
+	before := client.DialWaits()
+	var wg sync.WaitGroup
+	codes := make(chan string, 20)
+	for range 20 {
+		wg.Go(func() {
+			code, out, errs := e.run("call", "demo.echo", "text=x")
+			if code != 0 || out != "x\n" {
+				codes <- fmt.Sprintf("exit %d, stdout %q, stderr %q", code, out, errs)
+			}
+		})
+	}
+	wg.Wait()
+	close(codes)
+	for c := range codes {
+		t.Error(c)
+	}
+	if n := client.DialWaits() - before; n != 0 {
+		t.Errorf("clients waited %d times for the socket after activation, want 0", n)
+	}
+	paths, err := config.DefaultPaths(func(k string) string { return e.vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.ReadFile(paths.Log(config.BuiltinKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(log), "serving builtin on"); n != 1 {
+		t.Fatalf("%d daemons started, want 1; log:\n%s", n, log)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -74,12 +75,16 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	if err := c.ensure(ctx); err != nil {
 		return nil, err
 	}
+	// The direct manager and systemd leave the socket listening when
+	// Ensure returns, so the first dial connects; the bounded wait is for
+	// managers that make the socket asynchronously (launchd).
 	deadline := time.Now().Add(c.wait)
 	for delay := 2 * time.Millisecond; ; delay = min(delay*2, 100*time.Millisecond) {
 		conn, err = c.dialOnce(ctx)
 		if err == nil || !notListening(err) || time.Now().After(deadline) {
 			return c.checkPeer(conn, err)
 		}
+		dialWaits.Add(1)
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -128,6 +133,28 @@ func (c *Client) checkPeer(conn net.Conn, err error) (net.Conn, error) {
 		return nil, fmt.Errorf("socket %s is served by uid %d, not by you (uid %d): %w", c.socket, uid, me, ErrForeignDaemon)
 	}
 	return conn, nil
+}
+
+// dialWaits counts waits for a socket after activation (a test seam: the
+// direct manager's hand-off needs none).
+var dialWaits atomic.Int64
+
+// startFailure asks the manager why the daemon it started for this client
+// did not come up (the direct manager follows its spawn), or nil.
+func (c *Client) startFailure(ctx context.Context) error {
+	sf, ok := c.manager.(interface {
+		StartFailure(context.Context, config.DaemonKey) error
+	})
+	c.ensureMu.Lock()
+	ensured := c.ensured
+	c.ensureMu.Unlock()
+	if !ok || !ensured {
+		return nil
+	}
+	if err := sf.StartFailure(ctx, c.key); err != nil {
+		return fmt.Errorf("activate daemon %s via %s: %w", c.key, c.manager.Name(), err)
+	}
+	return nil
 }
 
 // noActivate marks a request context: do not start a daemon for it.
@@ -231,6 +258,9 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		if errors.Is(err, ErrForeignDaemon) {
 			return err
 		}
+		if serr := c.startFailure(ctx); serr != nil {
+			return serr
+		}
 		if i >= attempts || !retryable(method, written, err) {
 			return fmt.Errorf("%s %s on %s: %w: %w", method, path, c.socket, ErrDaemonUnavailable, err)
 		}
@@ -293,3 +323,8 @@ func trimSpace(b []byte) string {
 	}
 	return s
 }
+
+// DialWaits is how many times this process waited for a socket to appear
+// after activating a daemon: a diagnostic and a test seam (the direct
+// manager's hand-off and systemd's socket units need no wait).
+func DialWaits() int64 { return dialWaits.Load() }

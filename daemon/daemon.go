@@ -44,6 +44,9 @@ type Options struct {
 	Log io.Writer
 	// Reload, when it receives, reloads the config (Main sends on SIGHUP).
 	Reload <-chan struct{}
+	// Ready, when set, is called once the daemon serves (the direct
+	// manager's readiness pipe; systemd gets READY=1 from sd_notify).
+	Ready func()
 	// WatchInterval is how often the config sources are stat-checked for
 	// changes (0: 2s).
 	WatchInterval time.Duration
@@ -171,6 +174,9 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	}
 	d.log.Printf("serving %s on %s (manager %s, %d servers)", opts.Key, d.socket, opts.Manager, len(opts.Config.Servers))
 	notify("READY=1\nSTATUS=" + d.statusLine())
+	if opts.Ready != nil {
+		opts.Ready()
+	}
 
 	loops, stopLoops := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

@@ -108,6 +108,10 @@ type Client struct {
 	// peerUID reads the uid serving a connection (peercred.UID; a seam for
 	// tests).
 	peerUID func(net.Conn) (int, error)
+	// self is the mcpxd this client would start; a daemon reporting
+	// another build is replaced (upgrade.go).
+	self    string
+	upgrade upgradeState
 
 	prepareOnce sync.Once
 	prepareErr  error
@@ -187,7 +191,8 @@ func New(opts Options) (*Client, error) {
 		wait = 10 * time.Second
 	}
 	c := &Client{dir: dir, getenv: getenv, lookupEnv: lookupEnv, cfg: cfg, key: key, paths: paths, socket: socket,
-		manager: opts.Manager, wait: wait, timeout: opts.RequestTimeout, margin: opts.CallMargin, peerUID: peercred.UID}
+		manager: opts.Manager, wait: wait, timeout: opts.RequestTimeout, margin: opts.CallMargin, peerUID: peercred.UID,
+		self: self}
 	if c.timeout <= 0 {
 		c.timeout = 2 * time.Minute
 	}

@@ -10,12 +10,14 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/client/h1"
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
 // The transport: one HTTP/1.1 request per connection over the unix socket,
@@ -241,11 +243,12 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	var (
 		status int
 		data   []byte
+		binary string
 	)
 	for i := 1; ; i++ {
 		var written bool
 		var err error
-		status, data, written, err = c.roundTrip(ctx, method, target, payload)
+		status, data, binary, written, err = c.exchange(ctx, method, target, payload)
 		if err == nil {
 			break
 		}
@@ -266,6 +269,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		}
 		time.Sleep(time.Duration(i) * 20 * time.Millisecond)
 	}
+	c.checkBuild(parent, binary)
 	if status < 200 || status > 299 {
 		e := &APIError{Status: status}
 		if json.Unmarshal(data, &e.Body) != nil || e.Body.Error == "" {
@@ -285,12 +289,19 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 // roundTrip sends one request on a fresh connection and reads the whole
 // answer. written reports whether the request left in full.
 func (c *Client) roundTrip(ctx context.Context, method, target string, payload []byte) (status int, data []byte, written bool, err error) {
+	status, data, _, written, err = c.exchange(ctx, method, target, payload)
+	return status, data, written, err
+}
+
+// exchange is roundTrip that also returns the daemon's build
+// (api.HeaderBinary).
+func (c *Client) exchange(ctx context.Context, method, target string, payload []byte) (status int, data []byte, binary string, written bool, err error) {
 	conn, err := c.dial(ctx)
 	if err != nil {
 		if errors.Is(err, ErrForeignDaemon) {
-			return 0, nil, false, err
+			return 0, nil, "", false, err
 		}
-		return 0, nil, false, &errDial{err}
+		return 0, nil, "", false, &errDial{err}
 	}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
@@ -300,20 +311,20 @@ func (c *Client) roundTrip(ctx context.Context, method, target string, payload [
 		req.Body, req.ContentType = payload, "application/json"
 	}
 	if err := h1.WriteRequest(conn, req); err != nil {
-		return 0, nil, false, err
+		return 0, nil, "", false, err
 	}
 	resp, err := h1.ReadResponse(bufio.NewReaderSize(conn, 16<<10))
 	if err != nil {
-		return 0, nil, true, err
+		return 0, nil, "", true, err
 	}
 	data, err = io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
-		return 0, nil, true, fmt.Errorf("read answer: %w", err)
+		return 0, nil, "", true, fmt.Errorf("read answer: %w", err)
 	}
 	if len(data) > maxAnswer {
-		return 0, nil, true, fmt.Errorf("answer larger than %d bytes", maxAnswer)
+		return 0, nil, "", true, fmt.Errorf("answer larger than %d bytes", maxAnswer)
 	}
-	return resp.Status, data, true, nil
+	return resp.Status, data, resp.Header[strings.ToLower(api.HeaderBinary)], true, nil
 }
 
 func trimSpace(b []byte) string {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/internal/version"
 	"github.com/mcpx-dev/mcpx/upstream"
 )
 
@@ -77,6 +78,7 @@ type daemon struct {
 	env     *envFile
 	socket  string
 	started time.Time
+	binary  string // version.BinaryID of opts.Self, taken at start
 
 	state atomic.Pointer[state]
 	idx   indexes   // decoded tool indexes per snapshot digest (index.go)
@@ -134,6 +136,7 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 		env:     &envFile{path: opts.Paths.EnvFile(opts.Key)},
 		socket:  ln.Addr().String(),
 		started: time.Now().UTC().Truncate(time.Second),
+		binary:  version.BinaryID(opts.Self),
 		flights: map[config.ServerHash]*flight{},
 		quit:    make(chan string, 1),
 

@@ -50,6 +50,9 @@ func (d *daemon) handler() http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(api.HeaderVersion, version.String())
+		if d.binary != "" {
+			w.Header().Set(api.HeaderBinary, d.binary)
+		}
 		// A refused peer is not activity: it must not keep the daemon
 		// from its idle exit.
 		if err := checkPeer(r.Context(), os.Getuid()); err != nil {

@@ -72,6 +72,8 @@ type Env struct {
 	Work   string // the working directory commands run in
 	Marker string
 	extra  map[string]string
+	// Bin, when set, is the mcpx binary commands run (default mcpxBin).
+	Bin string
 }
 
 // NewEnv makes a hermetic environment and stops its daemons at cleanup.
@@ -161,7 +163,11 @@ func (e *Env) Mcpx(args ...string) Result {
 func (e *Env) McpxIn(dir string, args ...string) Result {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, mcpxBin, args...)
+	bin := mcpxBin
+	if e.Bin != "" {
+		bin = e.Bin
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = e.Environ()
 	var out, errb bytes.Buffer

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -394,5 +395,37 @@ func TestSnapshotDecodedOnceAcrossRequests(t *testing.T) {
 	}
 	if n := indexDecodes.Load() - before; n > 1 {
 		t.Fatalf("125 requests decoded the snapshot %d times, want at most once", n)
+	}
+}
+
+// /debug/pprof/ is served only by a daemon started with MCPX_DEBUG=1.
+func TestPprofOnlyWithMCPXDebug(t *testing.T) {
+	for _, debug := range []bool{false, true} {
+		w := newWorld(t, "")
+		w.writeConfig(fixtureConfig(filepath.Join(w.root, "started")))
+		if debug {
+			w.env["MCPX_DEBUG"] = "1"
+		}
+		d := w.start()
+		resp, err := d.http.Get("http://mcpx/debug/pprof/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if debug && (resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "goroutine")) {
+			t.Errorf("MCPX_DEBUG=1: GET /debug/pprof/ = %d %.200s", resp.StatusCode, body)
+		}
+		if !debug && resp.StatusCode != http.StatusNotFound {
+			t.Errorf("without MCPX_DEBUG: GET /debug/pprof/ = %d, want 404", resp.StatusCode)
+		}
+		resp, err = d.http.Get("http://mcpx/debug/pprof/goroutine?debug=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if (resp.StatusCode == http.StatusOK) != debug {
+			t.Errorf("MCPX_DEBUG=%v: GET /debug/pprof/goroutine = %d", debug, resp.StatusCode)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
@@ -48,6 +49,7 @@ func (d *daemon) handler() http.Handler {
 	for _, rt := range routes {
 		table[rt.path] = rt
 	}
+	debug := debugEnabled(d.getenv)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(api.HeaderVersion, version.String())
 		if d.binary != "" {
@@ -63,6 +65,10 @@ func (d *daemon) handler() http.Handler {
 		d.inflight.Add(1)
 		d.touch()
 		defer func() { d.touch(); d.inflight.Add(-1) }()
+		if debug && strings.HasPrefix(r.URL.Path, debugPrefix) {
+			serveDebug(w, r)
+			return
+		}
 		rt, ok := table[r.URL.Path]
 		if !ok {
 			d.writeError(w, apiErr(http.StatusNotFound, api.CodeNotFound, "no route %s", r.URL.Path))

@@ -49,7 +49,7 @@ func (d *daemon) handler() http.Handler {
 	for _, rt := range routes {
 		table[rt.path] = rt
 	}
-	debug := debugEnabled(d.getenv)
+	debug := d.getenv != nil && debugEnabled(d.getenv)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(api.HeaderVersion, version.String())
 		if d.binary != "" {

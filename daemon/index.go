@@ -59,6 +59,22 @@ type toolView struct {
 	byName map[string]int
 	// encoded is tools as a JSON array, encoded once.
 	encoded []byte
+
+	briefOnce    sync.Once
+	briefEncoded []byte
+}
+
+// brief is tools as a JSON array without definitions, encoded on first use.
+func (v *toolView) brief() []byte {
+	v.briefOnce.Do(func() {
+		b := make([]api.Tool, len(v.tools))
+		for i, t := range v.tools {
+			t.Definition = nil
+			b[i] = t
+		}
+		v.briefEncoded, _ = json.Marshal(b)
+	})
+	return v.briefEncoded
 }
 
 // get returns the index of snap, whose blob has digest d (empty for a

@@ -70,8 +70,9 @@ func (d *daemon) serveNamespaces(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, api.NamespacesResponse{Namespaces: d.namespaces(d.state.Load())})
 }
 
-// serveTools answers GET /v1/tools?ns=. An unread namespace answers 200 with
-// no tools and state "unread".
+// serveTools answers GET /v1/tools?ns=[&brief=1]. An unread namespace
+// answers 200 with no tools and state "unread". brief=1 answers every tool
+// with a null definition.
 func (d *daemon) serveTools(w http.ResponseWriter, r *http.Request) error {
 	return d.serveToolList(w, r, "")
 }
@@ -101,13 +102,20 @@ func (d *daemon) serveToolList(w http.ResponseWriter, r *http.Request, tool stri
 		}
 		resp.Tools = []api.Tool{t}
 	}
-	if tool == "" && v != nil && v.encoded != nil {
-		// The whole list was encoded once, with the view.
-		head, err := json.Marshal(resp.Namespace)
-		if err != nil {
-			return err
+	if tool == "" && v != nil {
+		// The whole list was encoded once, with the view; ?brief=1
+		// leaves out the definitions (what `ls NS` shows needs none).
+		list := v.encoded
+		if r.URL.Query().Get("brief") == "1" {
+			list = v.brief()
 		}
-		return writeRawJSON(w, []byte(`{"namespace":`), head, []byte(`,"tools":`), v.encoded, []byte("}\n"))
+		if list != nil {
+			head, err := json.Marshal(resp.Namespace)
+			if err != nil {
+				return err
+			}
+			return writeRawJSON(w, []byte(`{"namespace":`), head, []byte(`,"tools":`), list, []byte("}\n"))
+		}
 	}
 	return writeJSON(w, resp)
 }

@@ -7,6 +7,7 @@ package testkit
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -31,7 +32,9 @@ func Build(dir, pkg string) (string, error) {
 
 // BuildBinaries builds both mcpx binaries, the CLI (cmd/mcpx) and the
 // daemon (cmd/mcpxd), into dir, where mcpx finds mcpxd, and returns the
-// CLI's path. ldflags, when given, are passed to the linker (e.g. "-X
+// CLI's path. They are built as the README builds them, with
+// CGO_ENABLED=0 (static binaries start faster). ldflags, when given, are
+// passed to the linker (e.g. "-X
 // github.com/mcpx-dev/mcpx/internal/version.Version=v1").
 func BuildBinaries(dir string, ldflags ...string) (string, error) {
 	args := []string{"build", "-o", dir + string(filepath.Separator)}
@@ -39,8 +42,10 @@ func BuildBinaries(dir string, ldflags ...string) (string, error) {
 		args = append(args, "-ldflags", strings.Join(ldflags, " "))
 	}
 	args = append(args, "github.com/mcpx-dev/mcpx/cmd/mcpx", "github.com/mcpx-dev/mcpx/cmd/mcpxd")
-	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
+	cmd := exec.Command("go", args...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("CGO_ENABLED=0 go %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
 	return filepath.Join(dir, "mcpx"), nil
 }

@@ -91,6 +91,11 @@ func userConfigDir(getenv Getenv) (string, error) {
 // readableFile resolves p through symlinks and reports whether it is a
 // regular file this process can open.
 func readableFile(p string) (string, bool) {
+	// One lstat answers "no such file" for most candidates; resolving
+	// symlinks stats every component of the path.
+	if _, err := os.Lstat(p); err != nil {
+		return "", false
+	}
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		return "", false

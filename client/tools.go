@@ -16,8 +16,8 @@ func (c *Client) Tools(ctx context.Context, ns string) (*api.ToolsResponse, erro
 	return &r, nil
 }
 
-// ToolsBrief is Tools without the definitions (GET /v1/tools?brief=1):
-// names, descriptions and annotations, for listings.
+// ToolsBrief is Tools without definitions and annotations (GET
+// /v1/tools?brief=1): namespaces, names and descriptions, for listings.
 func (c *Client) ToolsBrief(ctx context.Context, ns string) (*api.ToolsResponse, error) {
 	var r api.ToolsResponse
 	if err := c.get(ctx, api.PathTools, url.Values{"ns": {ns}, "brief": {"1"}}, &r); err != nil {

@@ -429,3 +429,22 @@ func TestPprofOnlyWithMCPXDebug(t *testing.T) {
 		}
 	}
 }
+
+// ?brief=1 lists names and descriptions only, in the same order.
+func TestToolsBrief(t *testing.T) {
+	_, d, _ := startFixture(t)
+	var rr api.RefreshResponse
+	d.mustOK(http.MethodPost, api.PathRefresh, api.RefreshRequest{Namespace: "fx"}, &rr)
+	var full, brief api.ToolsResponse
+	d.mustOK(http.MethodGet, api.PathTools+"?ns=fx", nil, &full)
+	d.mustOK(http.MethodGet, api.PathTools+"?ns=fx&brief=1", nil, &brief)
+	if len(brief.Tools) != len(full.Tools) || len(full.Tools) == 0 || brief.Namespace.Tools != full.Namespace.Tools {
+		t.Fatalf("brief %d tools, full %d", len(brief.Tools), len(full.Tools))
+	}
+	for i, b := range brief.Tools {
+		f := full.Tools[i]
+		if b.Name != f.Name || b.Description != f.Description || b.Namespace != "fx" || b.Definition != nil || b.Annotations != nil {
+			t.Fatalf("brief tool %d = %+v, full %+v", i, b, f)
+		}
+	}
+}

@@ -64,13 +64,18 @@ type toolView struct {
 	briefEncoded []byte
 }
 
-// brief is tools as a JSON array without definitions, encoded on first use.
+// brief is tools as a JSON array of namespace, name and description only
+// (what a listing shows), encoded on first use.
 func (v *toolView) brief() []byte {
 	v.briefOnce.Do(func() {
-		b := make([]api.Tool, len(v.tools))
+		type briefTool struct {
+			Namespace   string `json:"namespace"`
+			Name        string `json:"name"`
+			Description string `json:"description,omitempty"`
+		}
+		b := make([]briefTool, len(v.tools))
 		for i, t := range v.tools {
-			t.Definition = nil
-			b[i] = t
+			b[i] = briefTool{t.Namespace, t.Name, t.Description}
 		}
 		v.briefEncoded, _ = json.Marshal(b)
 	})

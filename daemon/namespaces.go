@@ -71,8 +71,8 @@ func (d *daemon) serveNamespaces(w http.ResponseWriter, r *http.Request) error {
 }
 
 // serveTools answers GET /v1/tools?ns=[&brief=1]. An unread namespace
-// answers 200 with no tools and state "unread". brief=1 answers every tool
-// with a null definition.
+// answers 200 with no tools and state "unread". brief=1 answers each tool
+// with its namespace, name and description only.
 func (d *daemon) serveTools(w http.ResponseWriter, r *http.Request) error {
 	return d.serveToolList(w, r, "")
 }
@@ -104,7 +104,7 @@ func (d *daemon) serveToolList(w http.ResponseWriter, r *http.Request, tool stri
 	}
 	if tool == "" && v != nil {
 		// The whole list was encoded once, with the view; ?brief=1
-		// leaves out the definitions (what `ls NS` shows needs none).
+		// leaves out definitions and annotations (`ls NS` shows neither).
 		list := v.encoded
 		if r.URL.Query().Get("brief") == "1" {
 			list = v.brief()

@@ -222,6 +222,9 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	}
 	cancel()
 	d.removeInfo()
+	if opts.Manager == "direct" {
+		removeDirectSocket(opts.Paths, opts.Key, d.socket)
+	}
 	d.log.Printf("stopped after %d calls", d.calls.Load())
 	return runErr
 }

@@ -1,11 +1,18 @@
 package daemon
 
 import (
+	"context"
+	"errors"
+	"net"
 	"os"
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
+	"github.com/gofrs/flock"
+
+	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
@@ -43,5 +50,32 @@ func takeReadyPipe() func() {
 			f.Write([]byte("READY=1\n")) // best effort: the client may be gone
 			f.Close()
 		})
+	}
+}
+
+// removeDirectSocket removes the socket file a direct-manager daemon leaves
+// when it exits (a socket handed over as a descriptor is not unlinked when
+// it closes). It does so under the direct manager's lock, and only when
+// nobody answers on the path: a newer daemon may already have bound it
+// (an upgrade, a restart), and its socket must stay.
+func removeDirectSocket(paths config.Paths, key config.DaemonKey, sock string) {
+	if fi, err := os.Lstat(sock); err != nil || fi.Mode().Type() != os.ModeSocket {
+		return
+	}
+	lock := flock.New(paths.Lock(key), flock.SetPermissions(0o600))
+	defer lock.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if ok, _ := lock.TryLockContext(ctx, 10*time.Millisecond); !ok {
+		return
+	}
+	defer lock.Unlock()
+	c, err := net.DialTimeout("unix", sock, time.Second)
+	if err == nil {
+		c.Close()
+		return // another daemon serves it now
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		os.Remove(sock)
 	}
 }

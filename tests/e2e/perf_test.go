@@ -44,3 +44,24 @@ func TestInterruptCancelsTheCallInTheServer(t *testing.T) {
 		return strings.Contains(string(b), "cancelled 600")
 	})
 }
+
+// Under the direct manager a stopped daemon leaves no socket file behind,
+// although the socket it served was handed to it as a descriptor.
+func TestDirectStopRemovesTheHandedSocket(t *testing.T) {
+	e := NewEnv(t)
+	e.MustOK("call", "demo.echo", "text=x")
+	sock := socketOf(t, e)
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Type() != os.ModeSocket {
+		t.Fatalf("socket %s while running: %v", sock, err)
+	}
+	e.MustOK("stop")
+	testkit.Eventually(t, 30*time.Second, "the socket file to go", func() bool {
+		_, err := os.Stat(sock)
+		return os.IsNotExist(err)
+	})
+	var st statusDoc
+	e.JSON(&st, "status")
+	if st.Socket.State == "listening" {
+		t.Fatalf("status after stop: socket %+v", st.Socket)
+	}
+}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"encoding/json"
 	"errors"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -19,7 +20,7 @@ import (
 // decodes. Per server definition (the tools/excludeTools filter and the
 // namespace name, which a config reload may change without changing the
 // snapshot) the index keeps a toolView: the allowed tools, their lookup
-// table, and their JSON encoded once for GET /v1/tools and /v1/schema.
+// table, and their JSON encoded once (on first use) for GET /v1/tools.
 //
 // This is also where per-snapshot structures belong that later requests
 // reuse: a search index (BM25 over names and descriptions) and the compiled
@@ -55,13 +56,34 @@ type indexedTool struct {
 
 // toolView is what one server definition sees of an index.
 type toolView struct {
-	tools  []api.Tool // allowed tools, in order, Namespace set
-	byName map[string]int
-	// encoded is tools as a JSON array, encoded once.
-	encoded []byte
+	tools      []api.Tool // allowed tools, in order, Namespace set
+	byName     map[string]int
+	encodeOnce sync.Once
+	encoded    []byte // tools as a JSON array, encoded on first use
 
 	briefOnce    sync.Once
 	briefEncoded []byte
+}
+
+// bigIndex is the number of tools from which building an index or an
+// encoded list is followed by returning the garbage to the system at once,
+// so a daemon holding a huge server does not keep the peak of decoding it.
+const bigIndex = 1000
+
+func releaseIfBig(n int) {
+	if n >= bigIndex {
+		go debug.FreeOSMemory()
+	}
+}
+
+// encodedList is tools as a JSON array, encoded on first use (nil if
+// encoding fails).
+func (v *toolView) encodedList() []byte {
+	v.encodeOnce.Do(func() {
+		v.encoded, _ = json.Marshal(v.tools)
+		releaseIfBig(len(v.tools))
+	})
+	return v.encoded
 }
 
 // brief is tools as a JSON array of namespace, name and description only
@@ -78,6 +100,7 @@ func (v *toolView) brief() []byte {
 			b[i] = briefTool{t.Namespace, t.Name, t.Description}
 		}
 		v.briefEncoded, _ = json.Marshal(b)
+		releaseIfBig(len(b))
 	})
 	return v.briefEncoded
 }
@@ -101,6 +124,7 @@ func (x *indexes) get(h config.ServerHash, d cache.Digest, snap *cache.Snapshot)
 			idx.tools = append(idx.tools, t)
 		}
 	}
+	releaseIfBig(len(snap.Tools))
 	if d != "" {
 		x.mu.Lock()
 		if x.byHash == nil {
@@ -146,9 +170,6 @@ func (idx *toolIndex) view(s *config.Server) *toolView {
 		}
 		v.tools = append(v.tools, api.Tool{Namespace: s.Name, Name: t.name, Description: t.description,
 			Annotations: t.annotations, Definition: t.definition})
-	}
-	if b, err := json.Marshal(v.tools); err == nil {
-		v.encoded = b
 	}
 	if idx.views == nil {
 		idx.views = map[*config.Server]*toolView{}

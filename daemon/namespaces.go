@@ -105,7 +105,7 @@ func (d *daemon) serveToolList(w http.ResponseWriter, r *http.Request, tool stri
 	if tool == "" && v != nil {
 		// The whole list was encoded once, with the view; ?brief=1
 		// leaves out definitions and annotations (`ls NS` shows neither).
-		list := v.encoded
+		list := v.encodedList()
 		if r.URL.Query().Get("brief") == "1" {
 			list = v.brief()
 		}

@@ -172,8 +172,13 @@ func doctorDaemonBuild(add addFunc, l *local, key config.DaemonKey) {
 		add("daemon", checkOK, "daemon %s (pid %d) runs this build (%s)", key, info.Pid, info.Version)
 		return
 	}
-	add("daemon", checkWarn, "daemon %s (pid %d) runs an older build (%s, %s) than %s (%s); the next command replaces it",
-		key, info.Pid, info.Version, info.Binary, l.self, version.String())
+	if version.BinaryPath(info.Binary) != version.BinaryPath(mine) {
+		add("daemon", checkWarn, "daemon %s (pid %d) runs %s, not %s; stop it (`mcpx stop`) or reinstall the units (`mcpx install`) to use this one",
+			key, info.Pid, version.BinaryPath(info.Binary), l.self)
+		return
+	}
+	add("daemon", checkWarn, "daemon %s (pid %d) runs an older build (%s) of %s than the one installed (%s); the next command replaces it",
+		key, info.Pid, info.Version, l.self, version.String())
 }
 
 // doctorUnits checks that the units (or the key's agent) are installed and

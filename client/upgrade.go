@@ -10,11 +10,13 @@ import (
 )
 
 // Upgrades. Every answer of the daemon names its executable's build
-// (api.HeaderBinary: path, size, modification time). When it differs from
-// the mcpxd this client would start, the running daemon is an older (or
-// another) build: the client asks it to drain and exit (POST /v1/shutdown,
-// without activating anything) once the command's own request has been
-// answered. The daemon stops accepting, finishes the calls in flight and
+// (api.HeaderBinary: path, size, modification time). When the daemon runs
+// the mcpxd this client would start (same path) but another build of it,
+// an upgrade was installed over it: the client asks it to drain and exit
+// (POST /v1/shutdown, without activating anything) once the command's own
+// request has been answered. A daemon started from another path (units
+// naming another installation) is left alone: replacing it would only
+// start the same binary again; `mcpx doctor` reports it. The daemon stops accepting, finishes the calls in flight and
 // exits; the next command starts the new build — under systemd and launchd
 // from the socket they keep holding (connections arriving meanwhile wait in
 // the kernel), under the direct manager by binding the socket anew. No call
@@ -34,7 +36,9 @@ func (c *Client) checkBuild(ctx context.Context, theirs string) {
 		return
 	}
 	c.upgrade.once.Do(func() { c.upgrade.mine = version.BinaryID(c.self) })
-	if c.upgrade.mine == "" || c.upgrade.mine == theirs || !c.upgrade.asked.CompareAndSwap(false, true) {
+	mine := c.upgrade.mine
+	if mine == "" || mine == theirs || version.BinaryPath(mine) != version.BinaryPath(theirs) ||
+		!c.upgrade.asked.CompareAndSwap(false, true) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

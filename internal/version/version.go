@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"strings"
 )
 
 // Version is set at link time (-ldflags "-X .../internal/version.Version=v1.2.3");
@@ -38,4 +39,17 @@ func BinaryID(path string) string {
 		return ""
 	}
 	return path + ":" + strconv.FormatInt(fi.Size(), 10) + ":" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
+}
+
+// BinaryPath is the path part of a BinaryID ("" for a malformed one).
+func BinaryPath(id string) string {
+	i := strings.LastIndexByte(id, ':')
+	if i < 0 {
+		return ""
+	}
+	j := strings.LastIndexByte(id[:i], ':')
+	if j < 0 {
+		return ""
+	}
+	return id[:j]
 }

@@ -29,7 +29,14 @@ import (
 
 // ErrForeignDaemon is a socket owned or served by another user: the client
 // refuses it before sending anything. It wraps ErrDaemonUnavailable.
-var ErrForeignDaemon = fmt.Errorf("%w: socket belongs to another user", ErrDaemonUnavailable)
+var ErrForeignDaemon error = foreignDaemon{}
+
+// foreignDaemon is ErrForeignDaemon's type (a type, not fmt.Errorf, so that
+// nothing is formatted at package init).
+type foreignDaemon struct{}
+
+func (foreignDaemon) Error() string { return ErrDaemonUnavailable.Error() + ": socket belongs to another user" }
+func (foreignDaemon) Unwrap() error { return ErrDaemonUnavailable }
 
 const (
 	// dialTimeout bounds one connect (a unix connect does not wait unless

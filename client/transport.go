@@ -35,7 +35,9 @@ var ErrForeignDaemon error = foreignDaemon{}
 // nothing is formatted at package init).
 type foreignDaemon struct{}
 
-func (foreignDaemon) Error() string { return ErrDaemonUnavailable.Error() + ": socket belongs to another user" }
+func (foreignDaemon) Error() string {
+	return ErrDaemonUnavailable.Error() + ": socket belongs to another user"
+}
 func (foreignDaemon) Unwrap() error { return ErrDaemonUnavailable }
 
 const (

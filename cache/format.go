@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // FormatOf derives a format identifier from the shape of t: 16 hex digits of
@@ -102,8 +103,9 @@ func describe(b *strings.Builder, t reflect.Type, stack []reflect.Type) {
 	}
 }
 
-// snapshotFormat is the format of the current Snapshot type, computed once.
-var snapshotFormat = FormatOf(reflect.TypeFor[Snapshot]())
+// snapshotFormat is the format of the current Snapshot type, computed on
+// first use (nothing runs at package init).
+var snapshotFormat = sync.OnceValue(func() string { return FormatOf(reflect.TypeFor[Snapshot]()) })
 
 // SnapshotFormat is the format Save writes and Load accepts.
-func SnapshotFormat() string { return snapshotFormat }
+func SnapshotFormat() string { return snapshotFormat() }

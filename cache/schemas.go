@@ -68,6 +68,7 @@ type memoEntry struct {
 	ref    filestamp.Stamp
 	loaded time.Time
 	snap   *Snapshot
+	digest Digest
 }
 
 // NewSchemas returns the schema cache over store with refs in dir
@@ -96,8 +97,16 @@ func validHash(h config.ServerHash) bool {
 // The snapshot returned is shared with later calls: callers must not modify
 // it.
 func (c *Schemas) Load(h config.ServerHash) (*Snapshot, error) {
+	snap, _, err := c.LoadDigest(h)
+	return snap, err
+}
+
+// LoadDigest is Load that also returns the digest of the snapshot's blob in
+// the store: the identity of its content, under which the daemon keeps what
+// it derives from a snapshot (its decoded tool index).
+func (c *Schemas) LoadDigest(h config.ServerHash) (*Snapshot, Digest, error) {
 	if !validHash(h) {
-		return nil, &MissError{Server: h, Reason: ReasonNoSnapshot, Detail: "malformed server hash"}
+		return nil, "", &MissError{Server: h, Reason: ReasonNoSnapshot, Detail: "malformed server hash"}
 	}
 	st, err := filestamp.Of(c.refPath(h))
 	ok := err == nil && st.Exists
@@ -109,9 +118,9 @@ func (c *Schemas) Load(h config.ServerHash) (*Snapshot, error) {
 	}
 	c.mu.Unlock()
 	if hit {
-		return m.snap, nil
+		return m.snap, m.digest, nil
 	}
-	snap, err := c.load(h)
+	snap, digest, err := c.load(h)
 	if err == nil && ok {
 		c.mu.Lock()
 		if c.memo == nil {
@@ -119,10 +128,10 @@ func (c *Schemas) Load(h config.ServerHash) (*Snapshot, error) {
 		}
 		// Stamped before reading: a ref replaced meanwhile has another
 		// stamp, so the next Load reads it.
-		c.memo[h] = memoEntry{ref: st, loaded: c.store.now(), snap: snap}
+		c.memo[h] = memoEntry{ref: st, loaded: c.store.now(), snap: snap, digest: digest}
 		c.mu.Unlock()
 	}
-	return snap, err
+	return snap, digest, err
 }
 
 // forget drops h's memo: this process is about to replace or remove its
@@ -133,23 +142,23 @@ func (c *Schemas) forget(h config.ServerHash) {
 	c.mu.Unlock()
 }
 
-func (c *Schemas) load(h config.ServerHash) (*Snapshot, error) {
+func (c *Schemas) load(h config.ServerHash) (*Snapshot, Digest, error) {
 	ref, err := c.readRef(h)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if ref.Format != snapshotFormat {
-		return nil, &MissError{Server: h, Digest: ref.Digest, Reason: ReasonFormat,
-			Detail: fmt.Sprintf("saved as %s, this mcpx reads %s", ref.Format, snapshotFormat)}
+	if ref.Format != snapshotFormat() {
+		return nil, "", &MissError{Server: h, Digest: ref.Digest, Reason: ReasonFormat,
+			Detail: fmt.Sprintf("saved as %s, this mcpx reads %s", ref.Format, snapshotFormat())}
 	}
 	data, err := c.store.Get(ref.Digest)
 	var miss *MissError
 	if errors.As(err, &miss) {
 		_ = c.dropRef(h, ref.Digest)
-		return nil, &MissError{Server: h, Digest: ref.Digest, Reason: miss.Reason, Detail: "ref dropped"}
+		return nil, "", &MissError{Server: h, Digest: ref.Digest, Reason: miss.Reason, Detail: "ref dropped"}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load schema snapshot for server %s: %w", h, err)
+		return nil, "", fmt.Errorf("load schema snapshot for server %s: %w", h, err)
 	}
 	// The blob's own format decides, whatever the ref says.
 	var head struct {
@@ -157,11 +166,11 @@ func (c *Schemas) load(h config.ServerHash) (*Snapshot, error) {
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
 		_ = c.dropRef(h, ref.Digest)
-		return nil, &MissError{Server: h, Digest: ref.Digest, Reason: ReasonBadSnapshot, Detail: err.Error()}
+		return nil, "", &MissError{Server: h, Digest: ref.Digest, Reason: ReasonBadSnapshot, Detail: err.Error()}
 	}
-	if head.Format != snapshotFormat {
-		return nil, &MissError{Server: h, Digest: ref.Digest, Reason: ReasonFormat,
-			Detail: fmt.Sprintf("snapshot is %s, this mcpx reads %s", head.Format, snapshotFormat)}
+	if head.Format != snapshotFormat() {
+		return nil, "", &MissError{Server: h, Digest: ref.Digest, Reason: ReasonFormat,
+			Detail: fmt.Sprintf("snapshot is %s, this mcpx reads %s", head.Format, snapshotFormat())}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -172,9 +181,9 @@ func (c *Schemas) load(h config.ServerHash) (*Snapshot, error) {
 			detail = err.Error()
 		}
 		_ = c.dropRef(h, ref.Digest)
-		return nil, &MissError{Server: h, Digest: ref.Digest, Reason: ReasonBadSnapshot, Detail: detail}
+		return nil, "", &MissError{Server: h, Digest: ref.Digest, Reason: ReasonBadSnapshot, Detail: detail}
 	}
-	return &snap, nil
+	return &snap, ref.Digest, nil
 }
 
 // readRef reads h's ref. The refs directory and the ref must be ours and
@@ -228,7 +237,7 @@ func (c *Schemas) Save(snap *Snapshot) error {
 	if !validHash(h) {
 		return fmt.Errorf("save schema snapshot: malformed server hash %q", h)
 	}
-	snap.Format = snapshotFormat
+	snap.Format = snapshotFormat()
 	if snap.Error != "" {
 		snap.FetchedAt = nil
 	}
@@ -243,7 +252,7 @@ func (c *Schemas) Save(snap *Snapshot) error {
 		return fmt.Errorf("save schema snapshot for server %s: %w", h, err)
 	}
 	defer lease.Release()
-	ref, err := json.Marshal(Ref{ServerHash: h, Digest: d, Format: snapshotFormat, SavedAt: c.store.now().UTC()})
+	ref, err := json.Marshal(Ref{ServerHash: h, Digest: d, Format: snapshotFormat(), SavedAt: c.store.now().UTC()})
 	if err != nil {
 		return fmt.Errorf("save schema snapshot for server %s: %w", h, err)
 	}

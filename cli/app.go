@@ -46,6 +46,8 @@ func (a *App) client(ctx context.Context, cmd *ucli.Command) (*client.Client, er
 		Manager:    m,
 		Paths:      &m.paths,
 		Ask:        a.asker(),
+		// Zero: the client's default bound.
+		RequestTimeout: a.RequestTimeout,
 	})
 }
 
@@ -147,4 +149,19 @@ func (l *lazyManager) List(ctx context.Context) ([]service.State, error) {
 		return nil, err
 	}
 	return m.List(ctx)
+}
+
+// StartFailure forwards to the manager when it follows the daemons it
+// starts (the direct manager), else nil.
+func (l *lazyManager) StartFailure(ctx context.Context, key config.DaemonKey) error {
+	m, err := l.get(ctx)
+	if err != nil {
+		return nil
+	}
+	if sf, ok := m.(interface {
+		StartFailure(context.Context, config.DaemonKey) error
+	}); ok {
+		return sf.StartFailure(ctx, key)
+	}
+	return nil
 }

@@ -1,8 +1,8 @@
 // Package cli is mcpx's command line: every command (urfave/cli v3), their
 // text and --json rendering, prompts, and the mapping of failures to exit
 // codes (DESIGN §8). It talks to the daemon only through package client and
-// never imports the daemon side; cmd/mcpx hands in the daemon and the demo
-// server as Hooks.
+// never imports the daemon side: what needs an MCP library (daemon,
+// demo-server) is the other binary, mcpxd, which those commands exec.
 //
 // Layout: one file per command, each registering one *cli.Command factory
 // with register; shared helpers live in app.go (the per-run environment and
@@ -18,6 +18,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mattn/go-isatty"
 	ucli "github.com/urfave/cli/v3"
@@ -27,17 +28,10 @@ import (
 	"github.com/mcpx-dev/mcpx/service"
 )
 
-// Hooks are the parts of mcpx the CLI runs but must not import.
-type Hooks struct {
-	// Daemon runs the service process for key (`mcpx daemon --key K`).
-	Daemon func(ctx context.Context, key config.DaemonKey) error
-	// DaemonExitCode maps Daemon's error to the process exit status.
-	DaemonExitCode func(error) int
-	// DemoServer serves the built-in demo MCP server on stdin/stdout.
-	DemoServer func(ctx context.Context) error
-	// Serve runs `mcpx serve ARGS` (serve.Main) and returns its exit code.
-	Serve func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
-}
+// Hooks are parts of mcpx the CLI runs but must not import. The daemon and
+// the demo server are no longer hooks: they are mcpxd, which `mcpx daemon`
+// and `mcpx demo-server` exec (execDaemonBinary).
+type Hooks struct{}
 
 // Exit codes (DESIGN §8).
 const (
@@ -210,6 +204,9 @@ type App struct {
 	// NS…").
 	StderrTTY bool
 	Hooks     Hooks
+	// RequestTimeout bounds every request to the daemon but calls (0: the
+	// client's default, 2 m); calls are bounded by the server's timeouts.
+	RequestTimeout time.Duration
 }
 
 // usageError is a command line that cannot be run as written (exit 2).

@@ -2,38 +2,23 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
 	ucli "github.com/urfave/cli/v3"
-
-	"github.com/mcpx-dev/mcpx/config"
 )
 
 func init() { register(daemonCommand) }
 
-// daemon runs the service process; the units, agents and the direct manager
-// start it. Its errors go to stderr (the journal or the log file).
+// daemon runs the service process, which is mcpxd's (`mcpxd daemon --key
+// K`); the units, agents and the direct manager start mcpxd directly.
 func daemonCommand(a *App) *ucli.Command {
 	return &ucli.Command{
-		Name:   "daemon",
-		Usage:  "run the daemon for a key (started by the service manager)",
-		Hidden: true,
-		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "key", Required: true, Usage: "daemon `KEY`"},
-		},
+		Name:            "daemon",
+		Usage:           "run the daemon for a key (execs mcpxd daemon; started by the service manager)",
+		ArgsUsage:       "--key KEY",
+		Hidden:          true,
+		SkipFlagParsing: true,
 		Action: func(ctx context.Context, cmd *ucli.Command) error {
-			if a.Hooks.Daemon == nil {
-				return fmt.Errorf("this build has no daemon")
-			}
-			err := a.Hooks.Daemon(ctx, config.DaemonKey(cmd.String("key")))
-			if err == nil {
-				return nil
-			}
-			code := ExitToolError
-			if a.Hooks.DaemonExitCode != nil {
-				code = a.Hooks.DaemonExitCode(err)
-			}
-			return &exitError{code: code, kind: codeInternal, msg: "daemon: " + err.Error()}
+			return execDaemonBinary("daemon", cmd.Args().Slice())
 		},
 	}
 }

@@ -16,6 +16,9 @@ import (
 
 	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/proc"
+	"github.com/mcpx-dev/mcpx/internal/version"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -131,6 +134,11 @@ func (a *App) doctor(ctx context.Context, cmd *ucli.Command) doctorDoc {
 	// Runtime (socket) directory.
 	a.doctorRuntime(add, l)
 
+	// The running daemon's build.
+	if cfg != nil {
+		doctorDaemonBuild(add, l, cfg.DaemonKey())
+	}
+
 	// Server commands.
 	if cfg != nil {
 		doctorCommands(add, cfg, a.Getenv("PATH"))
@@ -155,6 +163,28 @@ func (a *App) doctorConfig(cmd *ucli.Command, l *local) (*config.Config, error) 
 }
 
 type addFunc func(name, status, format string, args ...any)
+
+// doctorDaemonBuild warns when the daemon running for key is another build
+// than the mcpxd this mcpx starts (an upgrade not yet taken up: the next
+// command that reaches it has it drain and exit).
+func doctorDaemonBuild(add addFunc, l *local, key config.DaemonKey) {
+	info, err := api.ReadInfo(l.paths.Info(key))
+	if err != nil || !proc.Alive(info.Pid) || info.Binary == "" {
+		return
+	}
+	mine := version.BinaryID(l.self)
+	if mine == "" || mine == info.Binary {
+		add("daemon", checkOK, "daemon %s (pid %d) runs this build (%s)", key, info.Pid, info.Version)
+		return
+	}
+	if version.BinaryPath(info.Binary) != version.BinaryPath(mine) {
+		add("daemon", checkWarn, "daemon %s (pid %d) runs %s, not %s; stop it (`mcpx stop`) or reinstall the units (`mcpx install`) to use this one",
+			key, info.Pid, version.BinaryPath(info.Binary), l.self)
+		return
+	}
+	add("daemon", checkWarn, "daemon %s (pid %d) runs an older build (%s) of %s than the one installed (%s); the next command replaces it",
+		key, info.Pid, info.Version, l.self, version.String())
+}
 
 // doctorUnits checks that the units (or the key's agent) are installed and
 // start this binary.

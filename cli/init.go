@@ -10,8 +10,8 @@ import (
 
 	ucli "github.com/urfave/cli/v3"
 
-	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/internal/mcpxd"
 )
 
 func init() { register(initCommand) }
@@ -60,16 +60,18 @@ func initCommand(a *App) *ucli.Command {
 	}
 }
 
-// demoCommand is how the starter config runs the demo server: "mcpx" when
-// that finds this binary on PATH (a portable file), else the absolute path.
+// demoCommand is how the starter config runs the demo server (`mcpxd
+// demo-server`): "mcpxd" when that finds this mcpx's mcpxd on PATH (a
+// portable file), else its absolute path.
 func demoCommand() string {
-	self, err := client.Executable()
+	exe, err := mcpxd.Executable()
 	if err != nil {
-		return "mcpx"
+		return mcpxd.Name
 	}
-	if p, err := exec.LookPath("mcpx"); err == nil {
+	self := mcpxd.Path(exe)
+	if p, err := exec.LookPath(mcpxd.Name); err == nil {
 		if real, err := filepath.EvalSymlinks(p); err == nil && real == self {
-			return "mcpx"
+			return mcpxd.Name
 		}
 	}
 	return self

@@ -2,10 +2,7 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +14,7 @@ import (
 	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/mcpxd"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -24,9 +22,12 @@ import (
 // daemons, resolve, stop --all, logs, install, doctor): they read files and
 // ask the service manager, and never activate a daemon.
 
-// local is what those commands need: this binary, the mcpx directories and
-// the service manager.
+// local is what those commands need: the daemon binary, the mcpx
+// directories and the service manager.
 type local struct {
+	// self is the mcpxd binary that goes with this mcpx (mcpxd.Path): what
+	// units, agents and the direct manager start and what the built-in
+	// config runs (`mcpxd demo-server`).
 	self  string
 	paths config.Paths
 }
@@ -35,10 +36,11 @@ func (a *App) local() (*local, error) {
 	if err := checkServiceMode(a.Getenv("MCPX_SERVICE")); err != nil {
 		return nil, err
 	}
-	self, err := client.Executable()
+	exe, err := mcpxd.Executable()
 	if err != nil {
 		return nil, err
 	}
+	self := mcpxd.Path(exe)
 	paths, err := config.DefaultPaths(a.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("find mcpx directories: %w", err)
@@ -139,37 +141,10 @@ func nonNilStrings(s []string) []string {
 	return s
 }
 
-// liveStatus asks an already running daemon for GET /v1/status on socket.
-// It is a single plain request: no activation, no retry, no key record or
-// environment written. Callers use it only when the service manager says
-// the daemon runs, so the connection cannot start one.
+// liveStatus asks an already running daemon for GET /v1/status on socket
+// (client.LiveStatus: no activation).
 func liveStatus(ctx context.Context, socket string) (*api.Status, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	hc := &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		},
-		DisableKeepAlives: true,
-	}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://mcpx"+api.PathStatus, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("GET %s on %s: %w", api.PathStatus, socket, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s on %s: daemon answered %s", api.PathStatus, socket, resp.Status)
-	}
-	var st api.Status
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		return nil, fmt.Errorf("GET %s on %s: decode: %w", api.PathStatus, socket, err)
-	}
-	return &st, nil
+	return client.LiveStatus(ctx, socket)
 }
 
 // ago is a duration for people, to the second ("3h2m5s").

@@ -31,15 +31,20 @@ func lsCommand(a *App) *ucli.Command {
 				return err
 			}
 			if ns := cmd.Args().First(); ns != "" {
-				r, err := c.Tools(ctx, ns)
+				if jsonOut(cmd) {
+					r, err := c.Tools(ctx, ns)
+					if err != nil {
+						return err
+					}
+					return writeJSON(a.Stdout, r)
+				}
+				// The table needs no definitions.
+				r, err := c.ToolsBrief(ctx, ns)
 				if err != nil {
 					return err
 				}
-				if err := unreadError(r.Namespace); err != nil && !jsonOut(cmd) {
+				if err := unreadError(r.Namespace); err != nil {
 					return err
-				}
-				if jsonOut(cmd) {
-					return writeJSON(a.Stdout, r)
 				}
 				rows := make([][]string, 0, len(r.Tools))
 				for _, t := range r.Tools {

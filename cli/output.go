@@ -1,11 +1,11 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 )
 
 // writeJSON prints v as indented JSON: the documented --json output.
@@ -18,22 +18,46 @@ func writeJSON(w io.Writer, v any) error {
 
 // table prints rows under a header, columns aligned with two spaces.
 func table(w io.Writer, header []string, rows [][]string) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	all := rows
 	if header != nil {
-		fmt.Fprintln(tw, strings.Join(header, "\t"))
+		all = append([][]string{header}, rows...)
 	}
-	for _, r := range rows {
+	// Columns are as wide as their widest cell (in runes) plus two
+	// spaces; the last cell of a row is not padded (what text/tabwriter
+	// does with these settings, without its cell-by-cell writes).
+	var widths []int
+	for _, r := range all {
 		for i := range r {
 			r[i] = oneLine(r[i])
+			if i == len(r)-1 {
+				break
+			}
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(r[i]))
 		}
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
-	return tw.Flush()
+	bw := bufio.NewWriterSize(w, 64<<10)
+	for _, r := range all {
+		for i, cell := range r {
+			bw.WriteString(cell)
+			if i < len(r)-1 {
+				for n := widths[i] - utf8.RuneCountInString(cell) + 2; n > 0; n-- {
+					bw.WriteByte(' ')
+				}
+			}
+		}
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
 }
 
 // firstLine is the first non-empty line of s, trimmed.
 func firstLine(s string) string {
-	for _, line := range strings.Split(s, "\n") {
+	for s != "" {
+		var line string
+		line, s, _ = strings.Cut(s, "\n")
 		if line = strings.TrimSpace(line); line != "" {
 			return line
 		}
@@ -49,6 +73,9 @@ func summary(s string) string {
 	if i := strings.Index(line, ". "); i >= 0 {
 		line = line[:i+1]
 	}
+	if utf8.RuneCountInString(line) <= summaryMax {
+		return line
+	}
 	if r := []rune(line); len(r) > summaryMax {
 		line = strings.TrimRight(string(r[:summaryMax-1]), " ") + "…"
 	}
@@ -59,5 +86,8 @@ const summaryMax = 100
 
 // oneLine keeps tabs and newlines from breaking a table row.
 func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\t\n\r") {
+		return s
+	}
 	return strings.NewReplacer("\t", " ", "\n", " ", "\r", "").Replace(s)
 }

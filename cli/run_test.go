@@ -44,7 +44,7 @@ func mcpxBinary(t *testing.T) string {
 			return
 		}
 		binDir = dir
-		binPath, buildErr = testkit.Build(dir, "github.com/mcpx-dev/mcpx/cmd/mcpx")
+		binPath, buildErr = testkit.BuildBinaries(dir)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
@@ -100,7 +100,7 @@ func (e *env) run(args ...string) (code int, stdout, stderr string) {
 		Stderr: &errb,
 		Getenv: func(k string) string { return e.vars[k] },
 		Detect: func(_ context.Context, _ config.Getenv, paths config.Paths, _ string) (service.Manager, string, error) {
-			return service.NewDirect(paths, e.bin), "", nil
+			return service.NewDirect(paths, filepath.Join(filepath.Dir(e.bin), "mcpxd")), "", nil
 		},
 	}
 	code = a.Run(context.Background(), append([]string{"mcpx", "-C", e.dir}, args...))

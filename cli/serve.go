@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 
 	ucli "github.com/urfave/cli/v3"
@@ -10,9 +9,9 @@ import (
 
 func init() { register(serveCommand) }
 
-// serve runs mcpx as one MCP server in front of every configured server
-// (package serve, handed in as a hook: it needs mcp-go). Its flags are its
-// own; the global -C and --config are passed on.
+// serve runs mcpx as one MCP server in front of every configured server:
+// package serve needs mcp-go, so this execs `mcpxd serve`. Its flags are
+// its own; the global -C and --config are passed on.
 func serveCommand(a *App) *ucli.Command {
 	return &ucli.Command{
 		Name:            "serve",
@@ -20,9 +19,6 @@ func serveCommand(a *App) *ucli.Command {
 		ArgsUsage:       "[--http ADDR [--http-allow-remote]] [--expose all|search] [--ns a,b] [--print-config HOST]",
 		SkipFlagParsing: true,
 		Action: func(ctx context.Context, cmd *ucli.Command) error {
-			if a.Hooks.Serve == nil {
-				return fmt.Errorf("this build has no MCP server")
-			}
 			var args []string
 			if dir := cmd.String("directory"); dir != "" {
 				abs, err := filepath.Abs(dir)
@@ -39,10 +35,7 @@ func serveCommand(a *App) *ucli.Command {
 				args = append(args, "-config", abs)
 			}
 			args = append(args, cmd.Args().Slice()...)
-			if code := a.Hooks.Serve(ctx, args, a.Stdin, a.Stdout, a.Stderr); code != ExitOK {
-				return silent(code)
-			}
-			return nil
+			return execDaemonBinary("serve", args)
 		},
 	}
 }

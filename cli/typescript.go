@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -341,11 +342,11 @@ func writeDoc(b *strings.Builder, indent, doc string) {
 	fmt.Fprintf(b, "%s */\n", indent)
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
+var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`) })
 
 // propName quotes property names that are not identifiers.
 func propName(name string) string {
-	if identRE.MatchString(name) {
+	if identRE().MatchString(name) {
 		return name
 	}
 	return strconv.Quote(name)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net/http"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
@@ -16,14 +15,15 @@ import (
 // Call calls a tool (POST /v1/call). A result with isError is a successful
 // answer (resp.IsError); refusals by policy are *APIError with codes
 // confirmation_required, policy_denied or annotations_unknown. Cwd defaults
-// to the client's directory.
+// to the client's directory. The call is bounded by the server's
+// startTimeout and callTimeout plus a margin (Options.CallMargin).
 func (c *Client) Call(ctx context.Context, req api.CallRequest) (*api.CallResponse, error) {
 	if req.Cwd == "" {
 		req.Cwd = c.dir
 	}
 	req.Stream = false
 	var r api.CallResponse
-	if err := c.post(ctx, api.PathCall, req, &r); err != nil {
+	if err := c.post(withBound(ctx, c.callBound(req.Namespace)), api.PathCall, req, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -40,19 +40,24 @@ func (c *Client) CallStream(ctx context.Context, req api.CallRequest, onFrame fu
 	}
 	req.Stream = true
 	const path = api.PathCall
-	resp, err := c.send(ctx, http.MethodPost, path, nil, req)
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, c.callBound(req.Namespace))
+	defer cancel()
+	conn, resp, err := c.send(parent, ctx, "POST", path, path, req)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		data, err := io.ReadAll(resp.Body)
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	if resp.Status < 200 || resp.Status > 299 {
+		data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 		if err != nil {
 			return nil, fmt.Errorf("POST %s: read answer: %w: %w", path, ErrDaemonUnavailable, err)
 		}
-		return nil, apiError(http.MethodPost, path, resp, data)
+		return nil, apiError("POST", path, resp.Status, data)
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != api.ContentTypeNDJSON {
+	if mt, _, _ := mime.ParseMediaType(resp.Header["content-type"]); mt != api.ContentTypeNDJSON {
 		// A daemon that does not stream answers the plain document.
 		var r api.CallResponse
 		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
@@ -78,8 +83,8 @@ func (c *Client) CallStream(ctx context.Context, req api.CallRequest, onFrame fu
 			}
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("POST %s: %w", path, ctx.Err())
+			if parent.Err() != nil {
+				return nil, fmt.Errorf("POST %s: %w", path, parent.Err())
 			}
 			if errors.Is(err, io.EOF) {
 				err = io.ErrUnexpectedEOF

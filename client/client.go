@@ -10,25 +10,20 @@
 package client
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/mcpxd"
+	"github.com/mcpx-dev/mcpx/internal/peercred"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -55,7 +50,7 @@ func (e *APIError) Error() string {
 	if e.Body.Error != "" {
 		return e.Body.Error
 	}
-	return fmt.Sprintf("daemon answered %d %s", e.Status, http.StatusText(e.Status))
+	return fmt.Sprintf("daemon answered %d", e.Status)
 }
 
 // Code is the daemon's error code (api.Code*).
@@ -77,7 +72,8 @@ type Options struct {
 	// unset (default os.LookupEnv when Getenv is nil, else derived from
 	// Getenv with empty meaning unset).
 	LookupEnv func(string) (string, bool)
-	// Self is the absolute path of the mcpx binary (default os.Executable).
+	// Self is the absolute path of the mcpxd binary the built-in config
+	// runs and managers start (default: mcpxd.Path of this executable).
 	Self string
 	// Manager activates the daemon when the socket does not answer. Nil
 	// means the socket must already answer.
@@ -91,6 +87,12 @@ type Options struct {
 	// (${input:ID}) a server needs and the captured environment does not
 	// hold yet. Nil: such inputs stay unset and the daemon reports them.
 	Ask func(config.Input) (string, error)
+	// RequestTimeout bounds every request but calls: discovery, status,
+	// refresh (default 2 m; a refresh may start every server).
+	RequestTimeout time.Duration
+	// CallMargin is added to a call's bound, the server's callTimeout plus
+	// startTimeout, for the daemon's own work (default 30 s).
+	CallMargin time.Duration
 }
 
 // Client talks to the daemon serving one directory. It is safe for
@@ -106,7 +108,15 @@ type Client struct {
 	manager   service.Manager
 	wait      time.Duration
 	ask       func(config.Input) (string, error)
-	http      *http.Client
+	timeout   time.Duration
+	margin    time.Duration
+	// peerUID reads the uid serving a connection (peercred.UID; a seam for
+	// tests).
+	peerUID func(net.Conn) (int, error)
+	// self is the mcpxd this client would start; a daemon reporting
+	// another build is replaced (upgrade.go).
+	self    string
+	upgrade upgradeState
 
 	prepareOnce sync.Once
 	prepareErr  error
@@ -150,9 +160,11 @@ func New(opts Options) (*Client, error) {
 	}
 	self := opts.Self
 	if self == "" {
-		if self, err = Executable(); err != nil {
+		exe, err := mcpxd.Executable()
+		if err != nil {
 			return nil, err
 		}
+		self = mcpxd.Path(exe)
 	}
 	lookup := getenv
 	if opts.ConfigFile != "" {
@@ -184,28 +196,15 @@ func New(opts Options) (*Client, error) {
 		wait = 10 * time.Second
 	}
 	c := &Client{dir: dir, getenv: getenv, lookupEnv: lookupEnv, cfg: cfg, key: key, paths: paths, socket: socket,
-		manager: opts.Manager, wait: wait, ask: opts.Ask}
-	c.http = &http.Client{Transport: &http.Transport{
-		DialContext: c.dial,
-		// Each CLI invocation makes about one request; a fresh connection
-		// per request means a daemon restart (which closes idle
-		// connections) can never race a request onto a dying connection.
-		DisableKeepAlives:     true,
-		ResponseHeaderTimeout: 0, // calls may legitimately take long; ctx bounds them
-	}}
+		manager: opts.Manager, wait: wait, timeout: opts.RequestTimeout, margin: opts.CallMargin, peerUID: peercred.UID,
+		self: self, ask: opts.Ask}
+	if c.timeout <= 0 {
+		c.timeout = 2 * time.Minute
+	}
+	if c.margin <= 0 {
+		c.margin = 30 * time.Second
+	}
 	return c, nil
-}
-
-// Executable is the symlink-resolved absolute path of the running binary.
-func Executable() (string, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("find the mcpx binary: %w", err)
-	}
-	if real, err := filepath.EvalSymlinks(self); err == nil {
-		self = real
-	}
-	return self, nil
 }
 
 // Dir is the directory the client serves (absolute).
@@ -226,170 +225,13 @@ func (c *Client) Socket() string { return c.socket }
 // Manager is the service manager used for activation (may be nil).
 func (c *Client) Manager() service.Manager { return c.manager }
 
-// dial connects to the socket, activating the daemon through the manager
-// when nothing listens, then waits (bounded) for the socket to accept.
-func (c *Client) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", c.socket)
-	if err == nil || !notListening(err) || c.manager == nil || ctx.Value(noActivate{}) != nil {
-		return conn, err
-	}
-	if err := c.ensure(ctx); err != nil {
-		return nil, err
-	}
-	deadline := time.Now().Add(c.wait)
-	for delay := 2 * time.Millisecond; ; delay = min(delay*2, 100*time.Millisecond) {
-		conn, err = d.DialContext(ctx, "unix", c.socket)
-		if err == nil || !notListening(err) || time.Now().After(deadline) {
-			return conn, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(delay):
-		}
-	}
-}
-
-// noActivate marks a request context: do not start a daemon for it.
-type noActivate struct{}
-
-// ensure calls Manager.Ensure once per client (again after a failure).
-func (c *Client) ensure(ctx context.Context) error {
-	c.ensureMu.Lock()
-	defer c.ensureMu.Unlock()
-	if c.ensured {
-		return nil
-	}
-	if err := c.manager.Ensure(ctx, c.key); err != nil {
-		return fmt.Errorf("activate daemon %s via %s: %w", c.key, c.manager.Name(), err)
-	}
-	c.ensured = true
-	return nil
-}
-
-func notListening(err error) bool {
-	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
-}
-
-// retryable reports whether a request that failed with err may be sent
-// again on a fresh connection. It may when the daemon provably did not read
-// it: it was never fully written (the connection closed first), the
-// connection was reset with our request unread (a listener closed under a
-// queued connection), or our write was refused. A GET may also be repeated
-// after a plain EOF (the daemon went away before answering). Anything else
-// may have been read and acted on before the connection closed (a daemon
-// killed in the middle of a call, or closing calls that overran its shutdown
-// grace), and running a tool twice is worse than reporting the failure.
-// A failed dial is never retried here: dial already activated and waited.
-func retryable(method string, written bool, err error) bool {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return false
-	}
-	if !written || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
-		return true
-	}
-	return method == http.MethodGet && errors.Is(err, io.EOF)
-}
-
-// do sends one request and decodes a 2xx JSON answer into out. A request
-// that failed in a way retryable allows is sent again: a GET up to three
-// more times, anything else (a call) once.
-func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any) error {
-	resp, err := c.send(ctx, method, path, query, body)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("%s %s: read answer: %w: %w", method, path, ErrDaemonUnavailable, err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return apiError(method, path, resp, data)
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
-	}
-	return nil
-}
-
-// apiError is the *APIError of a non-2xx answer with body data.
-func apiError(method, path string, resp *http.Response, data []byte) *APIError {
-	e := &APIError{Status: resp.StatusCode}
-	if json.Unmarshal(data, &e.Body) != nil || e.Body.Error == "" {
-		e.Body.Error = fmt.Sprintf("%s %s: daemon answered %s: %s", method, path, resp.Status, bytes.TrimSpace(data))
-	}
-	return e
-}
-
-// send sends one request (again, where retryable allows) and returns the
-// answer with its body unread.
-func (c *Client) send(ctx context.Context, method, path string, query url.Values, body any) (*http.Response, error) {
-	if err := c.prepare(); err != nil {
-		return nil, err
-	}
-	var payload []byte
-	if body != nil {
-		var err error
-		if payload, err = json.Marshal(body); err != nil {
-			return nil, fmt.Errorf("%s %s: encode request: %w", method, path, err)
-		}
-	}
-	u := "http://mcpx" + path
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	attempts := 2
-	if method == http.MethodGet {
-		attempts = 4
-	}
-	for i := 1; ; i++ {
-		var written atomic.Bool
-		trace := &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) { written.Store(w.Err == nil) }}
-		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), method, u, bytes.NewReader(payload))
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", method, path, err)
-		}
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		req.Header.Set(api.HeaderConfigStamp, c.cfg.Stamp)
-		resp, err := c.http.Do(req)
-		if err == nil {
-			return resp, nil
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s %s: %w", method, path, ctx.Err())
-		}
-		if i >= attempts || !retryable(method, written.Load(), err) {
-			return nil, fmt.Errorf("%s %s on %s: %w: %w", method, path, c.socket, ErrDaemonUnavailable, unwrapURL(err))
-		}
-		time.Sleep(time.Duration(i) * 20 * time.Millisecond)
-	}
-}
-
-// unwrapURL drops net/http's *url.Error wrapper, whose message repeats the
-// made-up URL.
-func unwrapURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}
-
 func (c *Client) get(ctx context.Context, path string, query url.Values, out any) error {
-	return c.do(ctx, http.MethodGet, path, query, nil, out)
+	return c.do(ctx, "GET", path, query, nil, out)
 }
 
 func (c *Client) post(ctx context.Context, path string, body, out any) error {
 	if body == nil {
 		body = struct{}{}
 	}
-	return c.do(ctx, http.MethodPost, path, nil, body, out)
+	return c.do(ctx, "POST", path, nil, body, out)
 }

@@ -2,8 +2,12 @@ package client
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/peercred"
 )
 
 // Status is GET /v1/status. It activates the daemon when needed; callers
@@ -14,4 +18,26 @@ func (c *Client) Status(ctx context.Context) (*api.Status, error) {
 		return nil, err
 	}
 	return &s, nil
+}
+
+// LiveStatus asks an already running daemon on socket for GET /v1/status:
+// one plain request, bounded by 5 s, with no activation, no retry and no
+// key record or environment written. Callers use it only when the service
+// manager says the daemon runs, so the connection cannot start one.
+func LiveStatus(ctx context.Context, socket string) (*api.Status, error) {
+	c := &Client{socket: socket, peerUID: peercred.UID}
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, noActivate{}, true), 5*time.Second)
+	defer cancel()
+	status, data, _, err := c.roundTrip(ctx, "GET", api.PathStatus, nil)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s on %s: %w", api.PathStatus, socket, err)
+	}
+	if status != 200 {
+		return nil, fmt.Errorf("GET %s on %s: daemon answered %d", api.PathStatus, socket, status)
+	}
+	var st api.Status
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("GET %s on %s: decode: %w", api.PathStatus, socket, err)
+	}
+	return &st, nil
 }

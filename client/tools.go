@@ -15,3 +15,13 @@ func (c *Client) Tools(ctx context.Context, ns string) (*api.ToolsResponse, erro
 	}
 	return &r, nil
 }
+
+// ToolsBrief is Tools without definitions and annotations (GET
+// /v1/tools?brief=1): namespaces, names and descriptions, for listings.
+func (c *Client) ToolsBrief(ctx context.Context, ns string) (*api.ToolsResponse, error) {
+	var r api.ToolsResponse
+	if err := c.get(ctx, api.PathTools, url.Values{"ns": {ns}, "brief": {"1"}}, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}

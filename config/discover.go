@@ -179,6 +179,11 @@ func userConfigDir(getenv Getenv) (string, error) {
 // regular file this process can open. The open is non-blocking, so a FIFO
 // never hangs discovery.
 func readableFile(p string) (string, bool) {
+	// One lstat answers "no such file" for most candidates; resolving
+	// symlinks stats every component of the path.
+	if _, err := os.Lstat(p); err != nil {
+		return "", false
+	}
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		return "", false

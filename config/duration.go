@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -44,12 +45,13 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-var daysRE = regexp.MustCompile(`^([0-9]+)d(.*)$`)
+// daysRE is compiled on first use: nothing runs at package init.
+var daysRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+)d(.*)$`) })
 
 // ParseDuration is time.ParseDuration plus an optional leading whole number
 // of days ("2d", "1d12h").
 func ParseDuration(s string) (time.Duration, error) {
-	m := daysRE.FindStringSubmatch(s)
+	m := daysRE().FindStringSubmatch(s)
 	if m == nil {
 		v, err := time.ParseDuration(s)
 		if err != nil {

@@ -45,7 +45,7 @@ func builtinSettings() Settings {
 }
 
 // Builtin returns the built-in default configuration: one server, "demo",
-// running `<self> demo-server`.
+// running `<self> demo-server`, where self is the mcpxd binary.
 func Builtin(self string) *Config {
 	raw, _ := json.Marshal(map[string]any{"command": self, "args": []string{"demo-server"}})
 	raw, _ = Canonical(raw)

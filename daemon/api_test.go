@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -338,5 +339,85 @@ func TestPeerCheck(t *testing.T) {
 	}
 	if err := (peer{uid: self, err: errTestPeer}).check(self); err == nil {
 		t.Error("unreadable credentials admitted")
+	}
+}
+
+// The daemon decodes a snapshot's tools once, however many requests read
+// them (discovery, schema, search, calls).
+func TestSnapshotDecodedOnceAcrossRequests(t *testing.T) {
+	_, d, _ := startFixture(t)
+	var rr api.RefreshResponse
+	d.mustOK(http.MethodPost, api.PathRefresh, api.RefreshRequest{Namespace: "fx"}, &rr)
+	before := indexDecodes.Load()
+	for i := 0; i < 25; i++ {
+		var tr api.ToolsResponse
+		d.mustOK(http.MethodGet, api.PathTools+"?ns=fx", nil, &tr)
+		if len(tr.Tools) == 0 || tr.Tools[0].Namespace != "fx" || len(tr.Tools[0].Definition) == 0 {
+			t.Fatalf("tools = %+v", tr)
+		}
+		d.mustOK(http.MethodGet, api.PathSchema+"?ns=fx&tool=echo", nil, &tr)
+		if len(tr.Tools) != 1 || tr.Tools[0].Name != "echo" {
+			t.Fatalf("schema fx.echo = %+v", tr)
+		}
+		var sr api.SearchResponse
+		d.mustOK(http.MethodGet, api.PathSearch+"?q=echo", nil, &sr)
+		var nr api.NamespacesResponse
+		d.mustOK(http.MethodGet, api.PathNamespaces, nil, &nr)
+		var cr api.CallResponse
+		d.mustOK(http.MethodPost, api.PathCall, api.CallRequest{Namespace: "fx", Tool: "echo", Arguments: json.RawMessage(`{"text":"x"}`)}, &cr)
+	}
+	if n := indexDecodes.Load() - before; n > 1 {
+		t.Fatalf("125 requests decoded the snapshot %d times, want at most once", n)
+	}
+}
+
+// /debug/pprof/ is served only by a daemon started with MCPX_DEBUG=1.
+func TestPprofOnlyWithMCPXDebug(t *testing.T) {
+	for _, debug := range []bool{false, true} {
+		w := newWorld(t, "")
+		w.writeConfig(fixtureConfig(filepath.Join(w.root, "started")))
+		if debug {
+			w.env["MCPX_DEBUG"] = "1"
+		}
+		d := w.start()
+		resp, err := d.http.Get("http://mcpx/debug/pprof/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if debug && (resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "goroutine")) {
+			t.Errorf("MCPX_DEBUG=1: GET /debug/pprof/ = %d %.200s", resp.StatusCode, body)
+		}
+		if !debug && resp.StatusCode != http.StatusNotFound {
+			t.Errorf("without MCPX_DEBUG: GET /debug/pprof/ = %d, want 404", resp.StatusCode)
+		}
+		resp, err = d.http.Get("http://mcpx/debug/pprof/goroutine?debug=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if (resp.StatusCode == http.StatusOK) != debug {
+			t.Errorf("MCPX_DEBUG=%v: GET /debug/pprof/goroutine = %d", debug, resp.StatusCode)
+		}
+	}
+}
+
+// ?brief=1 lists names and descriptions only, in the same order.
+func TestToolsBrief(t *testing.T) {
+	_, d, _ := startFixture(t)
+	var rr api.RefreshResponse
+	d.mustOK(http.MethodPost, api.PathRefresh, api.RefreshRequest{Namespace: "fx"}, &rr)
+	var full, brief api.ToolsResponse
+	d.mustOK(http.MethodGet, api.PathTools+"?ns=fx", nil, &full)
+	d.mustOK(http.MethodGet, api.PathTools+"?ns=fx&brief=1", nil, &brief)
+	if len(brief.Tools) != len(full.Tools) || len(full.Tools) == 0 || brief.Namespace.Tools != full.Namespace.Tools {
+		t.Fatalf("brief %d tools, full %d", len(brief.Tools), len(full.Tools))
+	}
+	for i, b := range brief.Tools {
+		f := full.Tools[i]
+		if b.Name != f.Name || b.Description != f.Description || b.Namespace != "fx" || b.Definition != nil || b.Annotations != nil {
+			t.Fatalf("brief tool %d = %+v, full %+v", i, b, f)
+		}
 	}
 }

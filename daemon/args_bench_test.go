@@ -21,7 +21,7 @@ func BenchmarkArgsCompileEachCall(b *testing.B) {
 }
 
 func BenchmarkArgsCachedValidator(b *testing.B) {
-	var x indexes
+	var x snapIndexes
 	snap := testSnapshot(argsTool)
 	tool, _ := toolOf("ns", snap.Tools[0])
 	req := api.CallRequest{Pairs: []api.ArgPair{{Key: "a", Value: "1.5"}, {Key: "list", Value: "x"}, {Key: "point", Value: `{"x":1}`}}}

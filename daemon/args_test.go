@@ -142,7 +142,7 @@ func TestArgumentsChecked(t *testing.T) {
 }
 
 func TestValidatorCompiledOncePerSnapshot(t *testing.T) {
-	var x indexes
+	var x snapIndexes
 	snap := testSnapshot(argsTool)
 	tool, _ := toolOf("ns", snap.Tools[0])
 	a := x.of(snap).schemaOf(tool)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,7 +48,7 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		return writeJSON(w, resp)
+		return writeCall(w, resp)
 	}
 	// Streamed: the answer starts now, saying whether the server has to
 	// start (reading its tools may be the first thing that waits for it);
@@ -79,12 +80,13 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 // enforced, the arguments typed and checked, then the server called
 // (observe, when not nil, receiving its progress and log notices).
 func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.CallRequest, observe func(upstream.Notice)) (*api.CallResponse, error) {
+	snap, view := d.toolsOf(st, s)
 	if !s.Options.ToolAllowed(req.Tool) {
-		_, err := findTool(s.Name, req.Tool, tools(s, d.snapshot(st, s.Name)))
+		_, err := findTool(s.Name, req.Tool, view.list())
 		return nil, err
 	}
-	snap := d.snapshot(st, s.Name)
 	var ts *toolSchema // the tool's input schema, when known
+	var found *api.Tool // the tool's cached definition, when known
 	pol := effectivePolicy(s.Options.Policy)
 	fetched := false
 	if !usable(snap) && (pol.needsAnnotations() || !req.NoValidate) {
@@ -106,9 +108,10 @@ func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.Call
 				return nil, e
 			}
 		}
+		view = d.viewOf(st, s, snap, "")
 	}
 	if usable(snap) {
-		t, err := findTool(s.Name, req.Tool, tools(s, snap))
+		t, err := lookupTool(s.Name, req.Tool, view)
 		if err != nil && !fetched {
 			// The snapshot may predate the tool (a server that added it
 			// without list_changed): read the list once more. The call
@@ -121,7 +124,7 @@ func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.Call
 				return nil, err
 			}
 			snap = fresh
-			t, err = findTool(s.Name, req.Tool, tools(s, snap))
+			t, err = lookupTool(s.Name, req.Tool, d.viewOf(st, s, snap, ""))
 		}
 		if err != nil {
 			return nil, err
@@ -129,7 +132,8 @@ func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.Call
 		if err := pol.check(s.Name, t, req.Confirmed); err != nil {
 			return nil, err
 		}
-		ts = d.idx.of(snap).schemaOf(t)
+		ts = d.derived.of(snap).schemaOf(t)
+		found = &t
 	}
 	args, err := buildArgs(s.Name, req.Tool, ts, req)
 	if err != nil {
@@ -141,7 +145,7 @@ func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.Call
 		return nil, err
 	}
 	caller := upstream.Caller{Session: req.Session, Cwd: req.Cwd}
-	asTask, err := callAsTask(s, req, snap)
+	asTask, err := callAsTask(s.Name, req, found)
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +188,11 @@ func (d *daemon) finishCall(st *state, ns string, req api.CallRequest, snap *cac
 		// answers now, so read its list for the next `ls`.
 		d.fetchLater(st, ns)
 	}
+	if isErr, ok := plainResult(raw); ok {
+		// Nothing to move into the store: the result goes out as the
+		// server sent it, without a decode and re-encode (writeCall).
+		return &api.CallResponse{Result: raw, IsError: isErr}, nil
+	}
 	resp, err := d.extractBlobs(ns, req.Tool, raw)
 	if err != nil {
 		return nil, apiErr(http.StatusBadGateway, api.CodeTransport, "result of %s.%s: %v", ns, req.Tool, err)
@@ -196,19 +205,14 @@ func (d *daemon) finishCall(st *state, ns string, req api.CallRequest, snap *cac
 	return &resp, nil
 }
 
-// callAsTask decides whether req runs as a task: the tool's cached
-// execution.taskSupport is "required", or "optional" and the caller asked
+// callAsTask decides whether req runs as a task: the cached tool t's
+// execution.taskSupport (nil t: unknown) is "required", or "optional" and the caller asked
 // (--task or --detach). Asking for a task of a tool that does not support
 // them is a bad request.
-func callAsTask(s *config.Server, req api.CallRequest, snap *cache.Snapshot) (bool, error) {
-	ns := s.Name
+func callAsTask(ns string, req api.CallRequest, t *api.Tool) (bool, error) {
 	support := ""
-	if usable(snap) {
-		for _, t := range tools(s, snap) {
-			if t.Name == req.Tool {
-				support = taskSupport(t)
-			}
-		}
+	if t != nil {
+		support = taskSupport(*t)
 	}
 	switch support {
 	case "required":
@@ -220,6 +224,54 @@ func callAsTask(s *config.Server, req api.CallRequest, snap *cache.Snapshot) (bo
 		return false, apiErr(http.StatusBadRequest, api.CodeBadRequest, "%s.%s does not run as a task (its taskSupport is %q)", ns, req.Tool, support)
 	}
 	return false, nil
+}
+
+// writeCall answers 200 with resp. A result without blobs or a task is
+// written as it is held (the server's bytes), not re-encoded.
+func writeCall(w http.ResponseWriter, resp *api.CallResponse) error {
+	if len(resp.Blobs) > 0 || resp.Task != nil || len(resp.Result) == 0 {
+		return writeJSON(w, resp)
+	}
+	return writeRawJSON(w, []byte(`{"result":`), resp.Result, []byte(`,"isError":`+strconv.FormatBool(resp.IsError)+"}\n"))
+}
+
+// plainResult reports whether raw, a result as upstream read it (valid
+// JSON), is an object that cannot hold binary content nor a "_mcpx" key of
+// the server's own (no "data", "blob" or "_mcpx" key, and no escape that
+// could spell one), and whether it says isError. ok false sends the result
+// through extractBlobs.
+func plainResult(raw json.RawMessage) (isError, ok bool) {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 || b[0] != '{' {
+		return false, false
+	}
+	for _, key := range [][]byte{[]byte(`"data"`), []byte(`"blob"`), []byte(`"_mcpx"`), []byte(`\u`)} {
+		if bytes.Contains(b, key) {
+			return false, false
+		}
+	}
+	if !bytes.Contains(b, []byte(`"isError"`)) {
+		return false, true
+	}
+	var top struct {
+		IsError json.RawMessage `json:"isError"`
+	}
+	if json.Unmarshal(b, &top) != nil {
+		return false, false
+	}
+	_ = json.Unmarshal(top.IsError, &isError)
+	return isError, true
+}
+
+// lookupTool finds tool in v (a map lookup), or answers 404 with the
+// nearest name.
+func lookupTool(ns, tool string, v *toolView) (api.Tool, error) {
+	if v != nil {
+		if t, ok := v.find(tool); ok {
+			return t, nil
+		}
+	}
+	return findTool(ns, tool, v.list())
 }
 
 // refuseUnlisted is the answer to a call whose tool list could not be read

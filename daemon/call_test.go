@@ -216,3 +216,24 @@ func TestExtractBlobs(t *testing.T) {
 		t.Errorf("entries = %+v", entries)
 	}
 }
+
+func TestPlainResultPassesThrough(t *testing.T) {
+	for _, c := range []struct {
+		raw         string
+		isError, ok bool
+	}{
+		{`{"content":[{"type":"text","text":"hi"}]}`, false, true},
+		{`{"content":[{"type":"text","text":"no"}],"isError":true}`, true, true},
+		{`{"isError":"yes","content":[]}`, false, true},
+		{`{"content":[{"type":"image","data":"aGk=","mimeType":"image/png"}]}`, false, false},
+		{`{"content":[{"type":"resource","resource":{"uri":"x","blob":"aGk="}}]}`, false, false},
+		{`{"content":[],"_mcpx":{"blob":0}}`, false, false},
+		{`{"content":[{"type":"image","\u0064ata":"aGk="}]}`, false, false},
+		{`[1]`, false, false},
+	} {
+		isErr, ok := plainResult(json.RawMessage(c.raw))
+		if isErr != c.isError || ok != c.ok {
+			t.Errorf("plainResult(%s) = %v, %v; want %v, %v", c.raw, isErr, ok, c.isError, c.ok)
+		}
+	}
+}

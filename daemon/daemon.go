@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/internal/version"
 	"github.com/mcpx-dev/mcpx/upstream"
 	"github.com/mcpx-dev/mcpx/upstream/auth"
 )
@@ -35,7 +36,7 @@ type Options struct {
 	Config  *config.Config
 	Paths   config.Paths
 	Manager string // "systemd", "launchd" or "direct"
-	Self    string // absolute path of the mcpx binary
+	Self    string // absolute path of the mcpxd binary (this daemon)
 
 	// Getenv is the daemon's own environment (nil: os.Getenv). The daemon
 	// never expands server variables from it; it is used to discover the
@@ -47,6 +48,9 @@ type Options struct {
 	// Otherwise the config is reloaded when a request's config stamp
 	// differs from the loaded one (reload.go).
 	Reload <-chan struct{}
+	// Ready, when set, is called once the daemon serves (the direct
+	// manager's readiness pipe; systemd gets READY=1 from sd_notify).
+	Ready func()
 	// ShutdownGrace bounds how long calls in flight may finish on exit
 	// (0: 10s).
 	ShutdownGrace time.Duration
@@ -84,6 +88,7 @@ type daemon struct {
 	env     *envFile
 	socket  string
 	started time.Time
+	binary  string // version.BinaryID of opts.Self, taken at start
 
 	state    atomic.Pointer[state]
 	reloadMu sync.Mutex // one reload at a time; guards unreached*
@@ -99,6 +104,9 @@ type daemon struct {
 	redactEnv   uintptr
 	redactCur   config.Redactor
 
+	idx   indexes   // decoded tool indexes per snapshot digest (index.go)
+	specs specCache // built upstream specs (registry.go)
+
 	calls      atomic.Int64
 	inflight   atomic.Int64
 	lastActive atomic.Int64 // unix nanoseconds of the last request start or end
@@ -106,9 +114,10 @@ type daemon struct {
 	flightMu sync.Mutex
 	flights  map[config.ServerHash]*flight
 
-	// idx holds what is derived from each snapshot (validators, search
-	// documents), built once per snapshot digest.
-	idx indexes
+	// derived holds what else is derived from each snapshot (argument
+	// validators, search documents), built once per snapshot digest
+	// (snapindex.go).
+	derived snapIndexes
 
 	// quit asks Run to exit (shutdown route, idle exit); its reason is
 	// logged.
@@ -166,6 +175,7 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 		env:     &envFile{path: opts.Paths.EnvFile(opts.Key)},
 		socket:  ln.Addr().String(),
 		started: time.Now().UTC().Truncate(time.Second),
+		binary:  version.BinaryID(opts.Self),
 		flights: map[config.ServerHash]*flight{},
 		quit:    make(chan string, 1),
 
@@ -231,6 +241,9 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	}
 	d.log.Printf("serving %s on %s (manager %s, %d servers)", opts.Key, d.socket, opts.Manager, len(opts.Config.Servers))
 	notify("READY=1\nSTATUS=" + d.statusLine())
+	if opts.Ready != nil {
+		opts.Ready()
+	}
 
 	loops, stopLoops := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -284,6 +297,9 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	}
 	cancel()
 	d.removeInfo()
+	if opts.Manager == "direct" {
+		removeDirectSocket(opts.Paths, opts.Key, d.socket)
+	}
 	d.log.Printf("stopped after %d calls", d.calls.Load())
 	return runErr
 }

@@ -23,6 +23,7 @@ func (d *daemon) writeInfo() error {
 		Configs:    configs(st),
 		Version:    version.String(),
 		StartedAt:  d.started,
+		Binary:     d.binary,
 	}, 0o600)
 }
 

@@ -50,6 +50,7 @@ func Main(ctx context.Context, key config.DaemonKey) error {
 		return fmt.Errorf("daemon %s: %w: %w", key, ErrConfig, err)
 	}
 
+	ready := takeReadyPipe()
 	ln, manager, err := listen(paths, key)
 	if err != nil {
 		return fmt.Errorf("daemon %s: %w", key, err)
@@ -82,6 +83,7 @@ func Main(ctx context.Context, key config.DaemonKey) error {
 		Manager: manager,
 		Self:    self,
 		Reload:  reload,
+		Ready:   ready,
 	})
 }
 
@@ -102,20 +104,25 @@ func ExitCode(err error) int {
 	}
 }
 
-// listen takes the socket: the listener systemd passed (named "mcpx",
-// trusted only when LISTEN_PID is ours; the LISTEN_* variables are unset so
-// children do not inherit them), else launchd's, else a socket bound here.
-// It returns the manager name that goes with it.
+// listen takes the socket: the listener systemd, or the direct manager
+// that spawned us, passed (named "mcpx", trusted only when LISTEN_PID is
+// ours or the direct manager marked the descriptors as ours; the LISTEN_*
+// variables are unset so children do not inherit them), else launchd's,
+// else a socket bound here. It returns the manager name that goes with it.
 func listen(paths config.Paths, key config.DaemonKey) (net.Listener, string, error) {
+	manager := "systemd"
+	if adoptInherited() {
+		manager = "direct"
+	}
 	named, err := activation.ListenersWithNames()
 	if err != nil {
-		return nil, "", fmt.Errorf("take systemd socket: %w", err)
+		return nil, "", fmt.Errorf("take inherited socket: %w", err)
 	}
 	if lns := named["mcpx"]; len(lns) > 0 {
 		for _, extra := range lns[1:] {
 			extra.Close()
 		}
-		return lns[0], "systemd", nil
+		return lns[0], manager, nil
 	}
 	ln, err := activateLaunchd()
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -19,26 +18,12 @@ import (
 // Discovery (namespaces, tools, schema, search) answers only from the schema
 // cache and never starts a server. refresh and calls fetch.
 
-// snapshot loads s's cached snapshot. It returns nil when there is none or
-// it is not usable (other format, corrupt); a snapshot recording a failed
-// fetch is returned with Error set.
-func (d *daemon) snapshot(st *state, name string) *cache.Snapshot {
-	snap, err := d.schemas.Load(st.hashes[name])
-	if err != nil {
-		var miss *cache.MissError
-		if !errors.As(err, &miss) {
-			d.log.Printf("load schemas of %s: %v", name, err)
-		}
-		return nil
-	}
-	return snap
-}
-
 // usable reports whether snap lists the server's tools.
 func usable(snap *cache.Snapshot) bool { return snap != nil && snap.Error == "" }
 
-// namespace describes one server, with its schema state from snap.
-func (d *daemon) namespace(st *state, name string, snap *cache.Snapshot) api.Namespace {
+// namespace describes one server, with its schema state from snap and its
+// tools from v (the view of snap's index, nil when snap is unusable).
+func (d *daemon) namespace(st *state, name string, snap *cache.Snapshot, v *toolView) api.Namespace {
 	s := st.cfg.Servers[name]
 	h := st.hashes[name]
 	ns := api.Namespace{
@@ -63,7 +48,9 @@ func (d *daemon) namespace(st *state, name string, snap *cache.Snapshot) api.Nam
 	default:
 		ns.State = api.StateCached
 		ns.FetchedAt = snap.FetchedAt
-		ns.Tools = len(tools(s, snap))
+		if v != nil {
+			ns.Tools = len(v.tools)
+		}
 	}
 	return ns
 }
@@ -72,48 +59,18 @@ func (d *daemon) namespace(st *state, name string, snap *cache.Snapshot) api.Nam
 func (d *daemon) namespaces(st *state) []api.Namespace {
 	out := make([]api.Namespace, 0, len(st.names))
 	for _, name := range st.names {
-		out = append(out, d.namespace(st, name, d.snapshot(st, name)))
+		snap, v := d.toolsOf(st, st.cfg.Servers[name])
+		out = append(out, d.namespace(st, name, snap, v))
 	}
 	return out
 }
 
-// tools converts snap's tools, in the server's order, keeping those the
-// server's tools/excludeTools allow.
-func tools(s *config.Server, snap *cache.Snapshot) []api.Tool {
-	if !usable(snap) {
+// tools returns what v lists (nil for a nil view).
+func (v *toolView) list() []api.Tool {
+	if v == nil {
 		return nil
 	}
-	out := make([]api.Tool, 0, len(snap.Tools))
-	for _, raw := range snap.Tools {
-		t, ok := toolOf(s.Name, raw)
-		if ok && s.Options.ToolAllowed(t.Name) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// toolOf reads a raw tool definition; Definition stays byte for byte.
-func toolOf(ns string, raw json.RawMessage) (api.Tool, bool) {
-	var head struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Annotations json.RawMessage `json:"annotations"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil || head.Name == "" {
-		return api.Tool{}, false
-	}
-	t := api.Tool{Namespace: ns, Name: head.Name, Description: head.Description, Definition: raw}
-	if len(head.Annotations) > 0 && string(head.Annotations) != "null" {
-		t.Annotations = head.Annotations
-	}
-	if annotationsAmbiguous(raw) {
-		// encoding/json took one of several "annotations" keys (matched
-		// case-insensitively, the last one wins): keep something that is not
-		// an object, so the policy treats the tool as malformed.
-		t.Annotations = json.RawMessage(`"ambiguous annotations"`)
-	}
-	return t, true
+	return v.tools
 }
 
 // annotationsAmbiguous reports whether a tool definition has more than one
@@ -152,8 +109,9 @@ func (d *daemon) serveNamespaces(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, api.NamespacesResponse{Namespaces: d.namespaces(d.state.Load())})
 }
 
-// serveTools answers GET /v1/tools?ns=. An unread namespace answers 200 with
-// no tools and state "unread".
+// serveTools answers GET /v1/tools?ns=[&brief=1]. An unread namespace
+// answers 200 with no tools and state "unread". brief=1 answers each tool
+// with its namespace, name and description only.
 func (d *daemon) serveTools(w http.ResponseWriter, r *http.Request) error {
 	return d.serveToolList(w, r, "")
 }
@@ -178,7 +136,7 @@ func (d *daemon) serveToolList(w http.ResponseWriter, r *http.Request, tool stri
 	if err != nil {
 		return err
 	}
-	snap := d.snapshot(st, name)
+	snap, v := d.toolsOf(st, s)
 	if snap == nil {
 		// Named explicitly and never read: read it now, bounded by its
 		// start timeout (like a call would), so it does not look empty.
@@ -193,19 +151,34 @@ func (d *daemon) serveToolList(w http.ResponseWriter, r *http.Request, tool stri
 			}
 			return e
 		}
-		snap = fresh
+		snap, v = d.toolsOf(st, s)
+		if snap == nil {
+			snap, v = fresh, d.viewOf(st, s, fresh, "")
+		}
 	}
-	all := tools(s, snap)
-	resp := api.ToolsResponse{Namespace: d.namespace(st, name, snap), Tools: all}
-	if tool != "" && usable(snap) {
-		t, err := findTool(name, tool, all)
-		if err != nil {
+	resp := api.ToolsResponse{Namespace: d.namespace(st, name, snap, v), Tools: []api.Tool{}}
+	if tool != "" && v != nil {
+		t, ok := v.find(tool)
+		if !ok {
+			_, err := findTool(name, tool, v.tools)
 			return err
 		}
 		resp.Tools = []api.Tool{t}
 	}
-	if resp.Tools == nil {
-		resp.Tools = []api.Tool{}
+	if tool == "" && v != nil {
+		// The whole list was encoded once, with the view; ?brief=1
+		// leaves out definitions and annotations (`ls NS` shows neither).
+		list := v.encodedList()
+		if r.URL.Query().Get("brief") == "1" {
+			list = v.brief()
+		}
+		if list != nil {
+			head, err := json.Marshal(resp.Namespace)
+			if err != nil {
+				return err
+			}
+			return writeRawJSON(w, []byte(`{"namespace":`), head, []byte(`,"tools":`), list, []byte("}\n"))
+		}
 	}
 	return writeJSON(w, resp)
 }
@@ -261,7 +234,8 @@ func (d *daemon) serveRefresh(w http.ResponseWriter, r *http.Request) error {
 	wg.Wait()
 	out := make([]api.Namespace, 0, len(names))
 	for _, name := range names {
-		out = append(out, d.namespace(st, name, d.snapshot(st, name)))
+		snap, v := d.toolsOf(st, st.cfg.Servers[name])
+		out = append(out, d.namespace(st, name, snap, v))
 	}
 	return writeJSON(w, api.RefreshResponse{Namespaces: out})
 }

@@ -66,9 +66,16 @@ func (d *daemon) spec(st *state, s *config.Server, snap *cache.Snapshot) (upstre
 	if err := runnable(s); err != nil {
 		return upstream.Spec{}, err
 	}
-	env, err := d.env.get()
+	env, gen, err := d.env.getGen()
 	if err != nil {
 		return upstream.Spec{}, apiErr(500, api.CodeInternal, "%v", err)
+	}
+	key := specKey{server: s, hash: st.hashes[s.Name], env: gen}
+	if snap != nil {
+		key.protocol = snap.ProtocolVersion
+	}
+	if sp, ok := d.specs.get(key); ok {
+		return sp, nil
 	}
 	exp, err := s.Expand(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
@@ -95,6 +102,7 @@ func (d *daemon) spec(st *state, s *config.Server, snap *cache.Snapshot) (upstre
 	if snap != nil {
 		sp.ProtocolVersion = snap.ProtocolVersion
 	}
+	d.specs.put(key, sp)
 	return sp, nil
 }
 
@@ -113,6 +121,40 @@ func runnable(s *config.Server) error {
 		return e
 	}
 	return nil
+}
+
+// specKey is what a built upstream.Spec depends on: the server definition
+// (a reload makes a new one), its hash, the captured environment's
+// generation and the protocol version the snapshot remembers.
+type specKey struct {
+	server   *config.Server
+	hash     config.ServerHash
+	env      uint64
+	protocol string
+}
+
+// specCache keeps built specs: expanding variables, sorting the
+// environment and hashing the definition is done once per key, not per
+// call. Safe for concurrent use; callers must not modify a Spec's slices.
+type specCache struct {
+	mu sync.Mutex
+	m  map[specKey]upstream.Spec
+}
+
+func (c *specCache) get(k specKey) (upstream.Spec, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sp, ok := c.m[k]
+	return sp, ok
+}
+
+func (c *specCache) put(k specKey, sp upstream.Spec) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= 256 { // old generations and definitions go
+		c.m = map[specKey]upstream.Spec{}
+	}
+	c.m[k] = sp
 }
 
 // envDigest is the SHA-256 of the expanded definition's canonical JSON,
@@ -136,26 +178,35 @@ type envFile struct {
 	mu    sync.Mutex
 	stamp filestamp.Stamp
 	vals  map[string]string
+	gen   uint64 // counts reads that replaced vals
 }
 
 // get returns the current values; callers must not modify the map.
 func (e *envFile) get() (map[string]string, error) {
+	vals, _, err := e.getGen()
+	return vals, err
+}
+
+// getGen is get with the values' generation, which changes whenever the
+// file was read anew.
+func (e *envFile) getGen() (map[string]string, uint64, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st, err := filestamp.Of(e.path)
 	if err != nil {
-		return nil, fmt.Errorf("read environment file %s: %w", e.path, err)
+		return nil, 0, fmt.Errorf("read environment file %s: %w", e.path, err)
 	}
 	if e.vals != nil && st == e.stamp {
-		return e.vals, nil
+		return e.vals, e.gen, nil
 	}
 	vals, err := config.ReadEnvFile(e.path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if vals == nil {
 		vals = map[string]string{}
 	}
 	e.vals, e.stamp = vals, st
-	return vals, nil
+	e.gen++
+	return vals, e.gen, nil
 }

@@ -35,8 +35,8 @@ func (d *daemon) serveResources(w http.ResponseWriter, r *http.Request) error {
 	}
 	resp := api.ResourcesResponse{Namespaces: []api.Namespace{}, Resources: []api.Resource{}, Templates: []api.ResourceTemplate{}}
 	for _, name := range names {
-		snap := d.snapshot(st, name)
-		resp.Namespaces = append(resp.Namespaces, d.namespace(st, name, snap))
+		snap, view := d.toolsOf(st, st.cfg.Servers[name])
+		resp.Namespaces = append(resp.Namespaces, d.namespace(st, name, snap, view))
 		if !usable(snap) {
 			continue
 		}
@@ -73,8 +73,8 @@ func (d *daemon) servePrompts(w http.ResponseWriter, r *http.Request) error {
 	}
 	resp := api.PromptsResponse{Namespaces: []api.Namespace{}, Prompts: []api.Prompt{}}
 	for _, name := range names {
-		snap := d.snapshot(st, name)
-		resp.Namespaces = append(resp.Namespaces, d.namespace(st, name, snap))
+		snap, view := d.toolsOf(st, st.cfg.Servers[name])
+		resp.Namespaces = append(resp.Namespaces, d.namespace(st, name, snap, view))
 		if !usable(snap) {
 			continue
 		}

@@ -264,17 +264,17 @@ func (d *daemon) serveSearch(w http.ResponseWriter, r *http.Request) error {
 	var unread []string
 	for _, name := range names {
 		s := st.cfg.Servers[name]
-		snap := d.snapshot(st, name)
+		snap, view := d.toolsOf(st, s)
 		if snap == nil {
 			unread = append(unread, name)
 		}
-		if !usable(snap) {
+		if view == nil {
 			continue
 		}
-		all := tools(s, snap)
+		all := view.list()
 		// Documents cover every tool of the snapshot; the server's tool
-		// filters apply through tools().
-		byName := d.idx.of(snap).docsOf(s.Name, snap.Tools)
+		// filters apply through the view.
+		byName := d.derived.of(snap).docsOf(s.Name, snap.Tools)
 		for _, t := range all {
 			if doc := byName[t.Name]; doc != nil {
 				docs = append(docs, scoredDoc{tool: t, doc: doc})

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,8 +61,12 @@ func (d *daemon) handler() http.Handler {
 	for _, rt := range routes {
 		table[rt.path] = rt
 	}
+	debug := d.getenv != nil && debugEnabled(d.getenv)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(api.HeaderVersion, version.String())
+		if d.binary != "" {
+			w.Header().Set(api.HeaderBinary, d.binary)
+		}
 		// A refused peer is not activity: it must not keep the daemon
 		// from its idle exit.
 		if err := checkPeer(r.Context(), os.Getuid()); err != nil {
@@ -72,6 +77,10 @@ func (d *daemon) handler() http.Handler {
 		d.inflight.Add(1)
 		d.touch()
 		defer func() { d.touch(); d.inflight.Add(-1) }()
+		if debug && strings.HasPrefix(r.URL.Path, debugPrefix) {
+			serveDebug(w, r)
+			return
+		}
 		rt, ok := table[r.URL.Path]
 		if !ok {
 			d.writeError(w, apiErr(http.StatusNotFound, api.CodeNotFound, "no route %s", r.URL.Path))
@@ -103,6 +112,24 @@ func newEncoder(w io.Writer) *json.Encoder {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc
+}
+
+// writeRawJSON answers 200 with parts, which together are one JSON document
+// encoded beforehand (no re-encoding of what the daemon already holds as
+// JSON).
+func writeRawJSON(w http.ResponseWriter, parts ...[]byte) error {
+	w.Header().Set("Content-Type", "application/json")
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(n))
+	for _, p := range parts {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // decodeBody reads a JSON request body into v; an empty body leaves v as

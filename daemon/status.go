@@ -12,7 +12,7 @@ import (
 )
 
 func (d *daemon) serveHealth(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, api.Health{OK: true, DaemonKey: string(d.opts.Key), Pid: os.Getpid(), Version: version.String()})
+	return writeJSON(w, api.Health{OK: true, DaemonKey: string(d.opts.Key), Pid: os.Getpid(), Version: version.String(), Binary: d.binary})
 }
 
 func (d *daemon) serveStatus(w http.ResponseWriter, r *http.Request) error {

@@ -1,4 +1,4 @@
-//go:build !(darwin && cgo)
+//go:build !darwin
 
 package launchd
 
@@ -8,8 +8,8 @@ import (
 )
 
 // ActivateSocket returns the listeners launchd holds for the agent's
-// Sockets entry name. This build cannot ask launchd (not darwin, or built
-// without cgo): it always returns an error wrapping ErrNotActivated.
+// Sockets entry name. Off darwin there is no launchd: it always returns an
+// error wrapping ErrNotActivated.
 func ActivateSocket(name string) ([]net.Listener, error) {
-	return nil, fmt.Errorf("launchd socket %q: %w (this build has no launch_activate_socket)", name, ErrNotActivated)
+	return nil, fmt.Errorf("launchd socket %q: %w (launchd exists only on macOS)", name, ErrNotActivated)
 }

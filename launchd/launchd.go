@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/mcpx-dev/mcpx/internal/version"
@@ -45,7 +46,10 @@ var (
 //go:embed agent.plist.tmpl
 var plistText string
 
-var plistTmpl = template.Must(template.New("agent").Funcs(template.FuncMap{"x": xmlEscape}).Parse(plistText))
+// plistTmpl is parsed on first use: nothing runs at package init.
+var plistTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("agent").Funcs(template.FuncMap{"x": xmlEscape}).Parse(plistText))
+})
 
 func xmlEscape(s string) string {
 	var b strings.Builder
@@ -59,7 +63,7 @@ var EnvPassed = []string{"XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CACHE_HOME", 
 
 // Agents manages the mcpx agents of one user. Not safe for concurrent use.
 type Agents struct {
-	// Bin is the absolute path of the mcpx binary the agents run.
+	// Bin is the absolute path of the mcpxd binary the agents run.
 	Bin string
 	// Dir is the LaunchAgents directory (~/Library/LaunchAgents).
 	Dir string
@@ -106,11 +110,11 @@ func runLaunchctl(ctx context.Context, args ...string) ([]byte, []byte, int, err
 	return out.Bytes(), errb.Bytes(), 0, nil
 }
 
-var keyRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var keyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
 // CheckKey reports whether key can be part of a label.
 func CheckKey(key string) error {
-	if !keyRE.MatchString(key) {
+	if !keyRE().MatchString(key) {
 		return fmt.Errorf("%w %q: want 1-64 of [A-Za-z0-9_-]", ErrBadKey, key)
 	}
 	return nil
@@ -139,7 +143,7 @@ func (a *Agents) Render(key, socket, log string) ([]byte, error) {
 	}
 	sort.Slice(env, func(i, j int) bool { return env[i].Name < env[j].Name })
 	var b bytes.Buffer
-	err := plistTmpl.Execute(&b, map[string]any{
+	err := plistTmpl().Execute(&b, map[string]any{
 		"Version": version.String(), "Label": Label(key), "Key": key,
 		"Bin": a.Bin, "Socket": socket, "Log": log, "Env": env,
 	})

@@ -34,6 +34,7 @@ import (
 	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/internal/mcpxd"
 	"github.com/mcpx-dev/mcpx/internal/version"
 	"github.com/mcpx-dev/mcpx/service"
 )
@@ -271,12 +272,12 @@ type lazyManager struct {
 
 func (l *lazyManager) get(ctx context.Context) (service.Manager, error) {
 	l.once.Do(func() {
-		self, err := client.Executable()
+		exe, err := mcpxd.Executable() // serve runs inside mcpxd
 		if err != nil {
 			l.err = err
 			return
 		}
-		l.m, _, l.err = service.Detect(ctx, l.getenv, l.paths, self)
+		l.m, _, l.err = service.Detect(ctx, l.getenv, l.paths, mcpxd.Path(exe))
 	})
 	return l.m, l.err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"net"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/mcpxd"
 	"github.com/mcpx-dev/mcpx/internal/proc"
 )
 
@@ -45,15 +48,24 @@ func (e *StartError) Error() string {
 func (e *StartError) Unwrap() error { return ErrStartFailed }
 
 // Direct is the manager used where no service manager is reachable: it
-// spawns `self daemon --key K` itself, detached, under a file lock so that
-// racing clients start exactly one daemon. It keeps no state of its own; the
-// daemon's info file and the socket are the truth. A Direct is safe for
-// concurrent use (the lock is a flock on a file, per call).
+// starts `mcpxd daemon --key K` itself, detached, under a file lock so that
+// racing clients start exactly one daemon. Like systemd, it binds the
+// socket first and hands the listening descriptor to the daemon (fd 3,
+// LISTEN_FDS=1, LISTEN_FDNAMES=mcpx, api.EnvListenInherited=1): Ensure
+// returns as soon as the daemon is spawned, and the client connects at once
+// (the kernel queues the connection until the daemon accepts). Nobody
+// polls. A readiness pipe (fd 4, api.EnvReadyFD) tells a daemon that died
+// or hung at start from a slow one: StartFailure reports it.
+//
+// It keeps no state on disk of its own; the daemon's info file and the
+// socket are the truth. A Direct is safe for concurrent use (the lock is a
+// flock on a file, per call).
 type Direct struct {
 	Paths config.Paths
-	Self  string
-	// StartTimeout bounds how long Ensure waits for a spawned daemon's
-	// socket to answer (default 10 s).
+	// Self is the mcpxd binary.
+	Self string
+	// StartTimeout bounds how long a spawned daemon may take to serve
+	// before it is killed and reported by StartFailure (default 10 s).
 	StartTimeout time.Duration
 	// StopTimeout bounds how long Stop waits after SIGTERM before SIGKILL
 	// (default 10 s).
@@ -64,13 +76,22 @@ type Direct struct {
 	DrainTimeout time.Duration
 	// Getenv reads MCPX_SOCKET (default os.Getenv).
 	Getenv config.Getenv
+
+	mu      sync.Mutex
+	spawned map[config.DaemonKey]*spawnWatch
+}
+
+// spawnWatch follows one daemon this process spawned until it serves.
+type spawnWatch struct {
+	done chan struct{} // closed when err is final
+	err  error         // nil: it serves; else a *StartError
 }
 
 // NewDirect returns the direct manager: Ensure takes a flock on
-// paths.Lock(key), re-checks the socket, and spawns `self daemon --key K`
-// detached (new session, stdin closed, output to paths.Log(key)), then waits
-// (bounded) for the socket; on failure the error is a *StartError carrying
-// the log's tail.
+// paths.Lock(key), re-checks the socket, binds it, and spawns `self daemon
+// --key K` detached (new session, stdin closed, output to paths.Log(key))
+// with the listening socket; a start that fails is reported by
+// StartFailure as a *StartError carrying the log's tail.
 func NewDirect(paths config.Paths, self string) Manager {
 	return &Direct{Paths: paths, Self: self}
 }
@@ -104,7 +125,9 @@ func (d *Direct) socket(key config.DaemonKey) string {
 	return d.Paths.Socket(key)
 }
 
-// Ensure makes key's socket answer, starting a daemon when none does.
+// Ensure makes key's socket accept connections, starting a daemon on it
+// when nothing listens. It does not wait for the daemon to serve: a
+// connection made right after is queued by the kernel.
 func (d *Direct) Ensure(ctx context.Context, key config.DaemonKey) error {
 	sock := d.socket(key)
 	if probe(sock) == nil {
@@ -142,11 +165,11 @@ func (d *Direct) Ensure(ctx context.Context, key config.DaemonKey) error {
 		}
 	}
 	// Nobody listens: a socket file left by a daemon that died would make
-	// the new one's bind fail. We hold the lock, so no other start races us.
+	// the bind fail. We hold the lock, so no other start races us.
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		os.Remove(sock)
 	}
-	return d.spawn(ctx, key, sock)
+	return d.spawn(key, sock)
 }
 
 // daemonAlive reports whether a daemon for key holds its alive lock
@@ -203,8 +226,12 @@ func (d *Direct) startTimeout() time.Duration {
 	return 10 * time.Second
 }
 
-// spawn starts the daemon and waits for its socket. Called with the lock held.
-func (d *Direct) spawn(ctx context.Context, key config.DaemonKey, sock string) error {
+// spawn binds sock, starts the daemon with it and returns; a goroutine
+// follows the start (StartFailure). Called with the lock held.
+func (d *Direct) spawn(key config.DaemonKey, sock string) error {
+	if _, err := os.Stat(d.Self); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("start daemon %s: %w", key, &mcpxd.NotFoundError{Beside: d.Self})
+	}
 	logPath := d.Paths.Log(key)
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return fmt.Errorf("start daemon %s: %w", key, err)
@@ -219,54 +246,134 @@ func (d *Direct) spawn(ctx context.Context, key config.DaemonKey, sock string) e
 		start = fi.Size()
 	}
 
+	lnFile, err := bindFile(sock)
+	if err != nil {
+		return fmt.Errorf("start daemon %s: %w", key, err)
+	}
+	defer lnFile.Close() // the daemon has its own copy
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		os.Remove(sock)
+		return fmt.Errorf("start daemon %s: %w", key, err)
+	}
+
 	cmd := exec.Command(d.Self, "daemon", "--key", string(key))
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout = logf
 	cmd.Stderr = logf
-	cmd.Env = daemonEnv(os.Environ())
+	cmd.ExtraFiles = []*os.File{lnFile, readyW} // fd 3, fd 4
+	cmd.Env = append(daemonEnv(os.Environ()), "LISTEN_FDS=1", "LISTEN_FDNAMES=mcpx",
+		api.EnvListenInherited+"=1", api.EnvReadyFD+"=4")
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	readyW.Close()
+	if err != nil {
+		readyR.Close()
+		os.Remove(sock)
 		return fmt.Errorf("start daemon %s: %w", key, err)
 	}
+	w := &spawnWatch{done: make(chan struct{})}
+	d.mu.Lock()
+	if d.spawned == nil {
+		d.spawned = map[config.DaemonKey]*spawnWatch{}
+	}
+	d.spawned[key] = w
+	d.mu.Unlock()
+	go d.follow(w, cmd, readyR, key, sock, logPath, start)
+	return nil
+}
+
+// follow waits until the spawned daemon reports READY on the pipe, exits,
+// or overruns the start timeout (then it is killed, which closes the
+// listening socket: queued connections fail at once).
+func (d *Direct) follow(w *spawnWatch, cmd *exec.Cmd, readyR *os.File, key config.DaemonKey, sock, logPath string, start int64) {
+	defer close(w.done)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }() // reaps the child if it dies
-
+	ready := make(chan bool, 1)
+	go func() {
+		defer readyR.Close()
+		b, _ := io.ReadAll(io.LimitReader(readyR, 64))
+		ready <- strings.HasPrefix(string(b), "READY=1")
+	}()
 	fail := func(reason string) error {
 		return &StartError{Key: key, Log: logPath, Reason: reason, Tail: logTail(logPath, start, 20)}
 	}
-	deadline := time.NewTimer(d.startTimeout())
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if probe(sock) == nil {
-			return nil
+	timer := time.NewTimer(d.startTimeout())
+	defer timer.Stop()
+	select {
+	case ok := <-ready:
+		if ok {
+			return
 		}
-		select {
-		case err := <-exited:
-			// It may have exited because another daemon already holds the
-			// socket (started outside our lock); that one answering is fine.
-			if probe(sock) == nil {
-				return nil
-			}
-			reason := "exited"
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				reason = "exited: " + ee.ProcessState.String()
-			} else if err == nil {
-				reason = "exited with status 0 before its socket answered"
-			}
-			return fail(reason)
-		case <-deadline.C:
-			cmd.Process.Kill()
-			return fail(fmt.Sprintf("socket %s did not answer within %s", sock, d.startTimeout()))
-		case <-ctx.Done():
-			cmd.Process.Kill()
-			return fmt.Errorf("start daemon %s: %w", key, ctx.Err())
-		case <-tick.C:
-		}
+		// The pipe closed without READY: the daemon exited (or closed it).
+		err := <-exited
+		w.err = fail(exitReason(err))
+	case err := <-exited:
+		w.err = fail(exitReason(err))
+	case <-timer.C:
+		cmd.Process.Kill()
+		w.err = fail(fmt.Sprintf("socket %s did not answer within %s", sock, d.startTimeout()))
 	}
+	// Nobody serves the socket now; the next Ensure binds it again.
+	if probe(sock) != nil {
+		os.Remove(sock)
+	}
+}
+
+func exitReason(err error) string {
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return "exited: " + ee.ProcessState.String()
+	case err == nil:
+		return "exited with status 0 before it served"
+	default:
+		return "exited: " + err.Error()
+	}
+}
+
+// StartFailure reports why the daemon this Direct spawned for key did not
+// come up: nil when it serves (or none was spawned here), else a
+// *StartError. It waits, bounded by ctx, until the start is decided; the
+// client asks only after a request failed, when it is decided or about to
+// be.
+func (d *Direct) StartFailure(ctx context.Context, key config.DaemonKey) error {
+	d.mu.Lock()
+	w := d.spawned[key]
+	d.mu.Unlock()
+	if w == nil {
+		return nil
+	}
+	select {
+	case <-w.done:
+		return w.err
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// bindFile listens on a unix socket at path (mode 0600) and returns the
+// listening socket as a file to hand to the daemon.
+func bindFile(path string) (*os.File, error) {
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("bind %s: %w", path, err)
+	}
+	ul := ln.(*net.UnixListener)
+	ul.SetUnlinkOnClose(false) // the file outlives our copy of the socket
+	defer ul.Close()
+	if err := os.Chmod(path, 0o600); err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("bind %s: %w", path, err)
+	}
+	f, err := ul.File()
+	if err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("bind %s: %w", path, err)
+	}
+	return f, nil
 }
 
 // daemonEnv is the caller's environment without the variables that would

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -27,7 +28,7 @@ import (
 // fakeDaemonEnv set, `<test binary> daemon --key K` listens on the socket,
 // writes an info file and appends one line to a count file per start.
 const (
-	fakeDaemonEnv = "MCPX_TEST_FAKE_DAEMON" // "ok" | "fail" | "hang"
+	fakeDaemonEnv = "MCPX_TEST_FAKE_DAEMON" // "ok" | "slow" | "fail" | "hang"
 	fakeCountEnv  = "MCPX_TEST_FAKE_COUNT"
 )
 
@@ -62,13 +63,25 @@ func fakeDaemon(mode string) int {
 	case "hang":
 		select {}
 	}
-	if os.Getenv("LISTEN_FDS") != "" || os.Getenv("NOTIFY_SOCKET") != "" {
-		fmt.Fprintln(os.Stderr, "fake daemon: inherited service manager variables")
+	// The direct manager hands over the socket it bound, as systemd
+	// would, marked as ours instead of by LISTEN_PID; nothing else of a
+	// service manager reaches us.
+	if os.Getenv("LISTEN_FDS") != "1" || os.Getenv("LISTEN_FDNAMES") != "mcpx" || os.Getenv("LISTEN_PID") != "" ||
+		os.Getenv(api.EnvListenInherited) != "1" || os.Getenv(api.EnvReadyFD) != "4" || os.Getenv("NOTIFY_SOCKET") != "" {
+		fmt.Fprintln(os.Stderr, "fake daemon: not handed a socket as the direct manager does, or inherited service manager variables")
 		return 3
 	}
 	sock := paths.Socket(key)
 	if s := os.Getenv("MCPX_SOCKET"); s != "" {
 		sock = s
+	}
+	// The socket file exists before this process does anything.
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Type() != os.ModeSocket {
+		fmt.Fprintf(os.Stderr, "fake daemon: socket %s not bound before the start: %v\n", sock, err)
+		return 4
+	}
+	if mode == "slow" {
+		time.Sleep(300 * time.Millisecond) // connections queue meanwhile
 	}
 	// The info file goes first (atomically) so a test that sees the socket
 	// answer also sees it.
@@ -77,11 +90,14 @@ func fakeDaemon(mode string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	ln, err := net.Listen("unix", sock)
+	ln, err := net.FileListener(os.NewFile(3, "mcpx"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	ready := os.NewFile(4, "ready")
+	ready.Write([]byte("READY=1\n"))
+	ready.Close()
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM)
 	go func() {
@@ -90,11 +106,13 @@ func fakeDaemon(mode string) int {
 			if err != nil {
 				return
 			}
+			c.Write([]byte("hello\n"))
 			c.Close()
 		}
 	}()
 	<-sig
 	ln.Close()
+	os.Remove(sock)
 	os.Remove(paths.Info(key))
 	return 0
 }
@@ -160,6 +178,10 @@ func TestDirectConcurrentEnsureStartsOneDaemon(t *testing.T) {
 			t.Fatalf("Ensure: %v", err)
 		}
 	}
+	// Ensure does not wait for the daemon; its readiness does.
+	if err := d.StartFailure(ctx, key); err != nil {
+		t.Fatalf("start: %v", err)
+	}
 	if got := starts(t, count); len(got) != 1 {
 		t.Fatalf("daemon started %d times, want 1 (pids %v)", len(got), got)
 	}
@@ -214,10 +236,13 @@ func TestDirectStartFailureCarriesLogTail(t *testing.T) {
 	if err := os.WriteFile(d.Paths.Log(key), []byte("old run output\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := d.Ensure(context.Background(), key)
+	if err := d.Ensure(context.Background(), key); err != nil {
+		t.Fatalf("Ensure: %v (it returns once the daemon is spawned)", err)
+	}
+	err := d.StartFailure(context.Background(), key)
 	var se *StartError
 	if !errors.As(err, &se) || !errors.Is(err, ErrStartFailed) {
-		t.Fatalf("Ensure error = %v, want a *StartError", err)
+		t.Fatalf("StartFailure = %v, want a *StartError", err)
 	}
 	if !strings.Contains(se.Tail, "boom: /x/.mcp.json:3:7") || !strings.Contains(se.Tail, "loading config") {
 		t.Fatalf("tail = %q, want the daemon's output", se.Tail)
@@ -234,10 +259,13 @@ func TestDirectStartTimeoutKillsTheChild(t *testing.T) {
 	d, count := setup(t, "hang")
 	d.StartTimeout = 300 * time.Millisecond
 	key := config.DaemonKey("123412341234")
-	err := d.Ensure(context.Background(), key)
+	if err := d.Ensure(context.Background(), key); err != nil {
+		t.Fatalf("Ensure: %v", err)
+	}
+	err := d.StartFailure(context.Background(), key)
 	var se *StartError
 	if !errors.As(err, &se) || !strings.Contains(se.Reason, "did not answer") {
-		t.Fatalf("Ensure error = %v, want a start timeout", err)
+		t.Fatalf("StartFailure = %v, want a start timeout", err)
 	}
 	pids := starts(t, count)
 	if len(pids) != 1 {
@@ -247,6 +275,35 @@ func TestDirectStartTimeoutKillsTheChild(t *testing.T) {
 	fmt.Sscan(pids[0], &pid)
 	if !waitGone(context.Background(), &api.InfoFile{Pid: pid}, 5*time.Second) {
 		t.Fatalf("hung daemon %d still running after the failed start", pid)
+	}
+}
+
+// Ensure binds the socket before the daemon starts and returns without
+// waiting for it: a connection made at once is queued by the kernel and
+// answered when the (slow) daemon accepts.
+func TestDirectHandsOverTheSocketAndNobodyWaits(t *testing.T) {
+	d, count := setup(t, "slow")
+	key := config.DaemonKey("feedfeedfeed")
+	ctx := context.Background()
+	t.Cleanup(func() { d.Stop(ctx, key, true) })
+	if err := d.Ensure(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("unix", d.Paths.Socket(key))
+	if err != nil {
+		t.Fatalf("dial right after Ensure: %v", err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	b := make([]byte, 6)
+	if _, err := io.ReadFull(c, b); err != nil || string(b) != "hello\n" {
+		t.Fatalf("queued connection: %q, %v", b, err)
+	}
+	if err := d.StartFailure(ctx, key); err != nil {
+		t.Fatalf("StartFailure after a good start: %v", err)
+	}
+	if got := starts(t, count); len(got) != 1 {
+		t.Fatalf("starts = %v", got)
 	}
 }
 

@@ -19,7 +19,7 @@ type Launchd struct {
 }
 
 // NewLaunchd returns the launchd manager for the environment getenv
-// describes; self is the mcpx binary the agents run.
+// describes; self is the mcpxd binary the agents run.
 func NewLaunchd(getenv config.Getenv, paths config.Paths, self string) Manager {
 	return &Launchd{Agents: launchd.New(getenv, self), Paths: paths, Self: self}
 }

@@ -20,7 +20,7 @@ type Systemd struct {
 }
 
 // NewSystemd returns the systemd manager for the environment getenv
-// describes; self is the mcpx binary the units run.
+// describes; self is the mcpxd binary the units run.
 func NewSystemd(getenv config.Getenv, paths config.Paths, self string) Manager {
 	return newSystemd(getenv, paths, self)
 }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/mcpx-dev/mcpx/internal/version"
@@ -46,12 +47,13 @@ var (
 //go:embed templates
 var templates embed.FS
 
-var tmpl = template.Must(template.ParseFS(templates, "templates/*"))
+// tmpl is parsed on first use: nothing runs at package init.
+var tmpl = sync.OnceValue(func() *template.Template { return template.Must(template.ParseFS(templates, "templates/*")) })
 
 // Systemd installs and drives the units of one user manager. It is not safe
 // for concurrent use; Close releases its D-Bus connection.
 type Systemd struct {
-	// Bin is the absolute path of the mcpx binary written into ExecStart.
+	// Bin is the absolute path of the mcpxd binary written into ExecStart.
 	Bin string
 	// UnitDir is the user unit directory ($XDG_CONFIG_HOME/systemd/user).
 	UnitDir string
@@ -84,11 +86,11 @@ func New(getenv func(string) string, bin string) *Systemd {
 	return s
 }
 
-var keyRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var keyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
 // CheckKey reports whether key can name a unit instance.
 func CheckKey(key string) error {
-	if !keyRE.MatchString(key) {
+	if !keyRE().MatchString(key) {
 		return fmt.Errorf("%w %q: want 1-64 of [A-Za-z0-9_-]", ErrBadKey, key)
 	}
 	return nil
@@ -106,10 +108,10 @@ func (s *Systemd) Render() (socket, service []byte, err error) {
 	}
 	data := struct{ Version, DocURL, ExecStart string }{version.String(), DocURL, exec}
 	var sb, vb bytes.Buffer
-	if err := tmpl.ExecuteTemplate(&sb, SocketTemplate, data); err != nil {
+	if err := tmpl().ExecuteTemplate(&sb, SocketTemplate, data); err != nil {
 		return nil, nil, fmt.Errorf("render %s: %w", SocketTemplate, err)
 	}
-	if err := tmpl.ExecuteTemplate(&vb, ServiceTemplate, data); err != nil {
+	if err := tmpl().ExecuteTemplate(&vb, ServiceTemplate, data); err != nil {
 		return nil, nil, fmt.Errorf("render %s: %w", ServiceTemplate, err)
 	}
 	return sb.Bytes(), vb.Bytes(), nil

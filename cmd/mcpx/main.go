@@ -1,5 +1,8 @@
 // Command mcpx puts every configured MCP server behind one command. main
 // builds the command line and runs it; everything else lives in packages.
+// mcpx links no MCP and no JSON-schema library: whatever needs one is the
+// daemon binary, mcpxd (cmd/mcpxd), which mcpx finds beside itself or on
+// PATH.
 package main
 
 import (
@@ -9,21 +12,11 @@ import (
 	"syscall"
 
 	"github.com/mcpx-dev/mcpx/cli"
-	"github.com/mcpx-dev/mcpx/daemon"
-	"github.com/mcpx-dev/mcpx/internal/fixture"
-	"github.com/mcpx-dev/mcpx/serve"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, os.Args, cli.Hooks{
-		Daemon:         daemon.Main,
-		DaemonExitCode: daemon.ExitCode,
-		DemoServer: func(ctx context.Context) error {
-			return fixture.ServeStdio(ctx, fixture.Demo(), os.Stdin, os.Stdout)
-		},
-		Serve: serve.Main,
-	})
+	code := cli.Main(ctx, os.Args, cli.Hooks{})
 	stop()
 	os.Exit(code)
 }

@@ -82,7 +82,14 @@ type Health struct {
 	DaemonKey string `json:"daemonKey"`
 	Pid       int    `json:"pid"`
 	Version   string `json:"version"`
+	// Binary is the daemon executable's identity (version.BinaryID).
+	Binary string `json:"binary,omitempty"`
 }
+
+// HeaderBinary is the response header in which the daemon sends its
+// executable's identity with every answer, so the CLI notices an upgrade
+// without asking.
+const HeaderBinary = "Mcpx-Binary"
 
 // Namespace is one configured server as `ls` shows it.
 type Namespace struct {
@@ -328,6 +335,8 @@ type InfoFile struct {
 	Configs   []string  `json:"configs"`
 	Version   string    `json:"version"`
 	StartedAt time.Time `json:"startedAt"`
+	// Binary is the daemon executable's identity (version.BinaryID).
+	Binary string `json:"binary,omitempty"`
 }
 
 // KeyRecord is $XDG_STATE_HOME/mcpx/keys/<daemonKey>.json, written by the

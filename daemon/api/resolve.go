@@ -52,8 +52,8 @@ var errNotDir = errors.New("not a directory")
 
 // ResolveOptions tune ResolveDirWith.
 type ResolveOptions struct {
-	// Self is the mcpx binary the built-in config runs ("demo" is
-	// `<self> demo-server`), so it enters the built-in schemaHash. Empty:
+	// Self is the mcpxd binary the built-in config runs ("demo" is
+	// `<mcpxd> demo-server`), so it enters the built-in schemaHash. Empty:
 	// os.Executable resolved through symlinks, as client and daemon do.
 	Self string
 	// Manager is reported for a key with no info file: the manager that

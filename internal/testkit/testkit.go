@@ -7,9 +7,11 @@ package testkit
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +28,26 @@ func Build(dir, pkg string) (string, error) {
 		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}
 	return bin, nil
+}
+
+// BuildBinaries builds both mcpx binaries, the CLI (cmd/mcpx) and the
+// daemon (cmd/mcpxd), into dir, where mcpx finds mcpxd, and returns the
+// CLI's path. They are built as the README builds them, with
+// CGO_ENABLED=0 (static binaries start faster). ldflags, when given, are
+// passed to the linker (e.g. "-X
+// github.com/mcpx-dev/mcpx/internal/version.Version=v1").
+func BuildBinaries(dir string, ldflags ...string) (string, error) {
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	if len(ldflags) > 0 {
+		args = append(args, "-ldflags", strings.Join(ldflags, " "))
+	}
+	args = append(args, "github.com/mcpx-dev/mcpx/cmd/mcpx", "github.com/mcpx-dev/mcpx/cmd/mcpxd")
+	cmd := exec.Command("go", args...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("CGO_ENABLED=0 go %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return filepath.Join(dir, "mcpx"), nil
 }
 
 // Eventually polls cond until it holds, failing t when within passes

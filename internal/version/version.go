@@ -1,7 +1,13 @@
 // Package version reports the mcpx version, shared by the CLI and the daemon.
 package version
 
-import "runtime/debug"
+import (
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+)
 
 // Version is set at link time (-ldflags "-X .../internal/version.Version=v1.2.3");
 // otherwise it comes from the module's build info.
@@ -16,4 +22,34 @@ func String() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// BinaryID identifies the executable at path as built: its symlink-resolved
+// path, size and modification time ("path:size:mtime-ns"). Installing a
+// new build over a binary changes it; "" when path cannot be read. The
+// daemon reports the BinaryID of its own executable (health, info file,
+// the Mcpx-Binary header of every answer); the CLI compares it with its
+// mcpxd's to notice that the running daemon is an older build.
+func BinaryID(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	return path + ":" + strconv.FormatInt(fi.Size(), 10) + ":" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
+}
+
+// BinaryPath is the path part of a BinaryID ("" for a malformed one).
+func BinaryPath(id string) string {
+	i := strings.LastIndexByte(id, ':')
+	if i < 0 {
+		return ""
+	}
+	j := strings.LastIndexByte(id[:i], ':')
+	if j < 0 {
+		return ""
+	}
+	return id[:j]
 }

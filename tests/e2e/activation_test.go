@@ -243,7 +243,7 @@ func daemonPIDs(key string) []int {
 		if err != nil {
 			continue
 		}
-		if strings.Join(strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"), " ") == mcpxBin+" daemon --key "+key {
+		if strings.Join(strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"), " ") == mcpxdBin+" daemon --key "+key {
 			pids = append(pids, pid)
 		}
 	}

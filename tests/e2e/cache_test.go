@@ -43,7 +43,7 @@ func cacheOf(t *testing.T, e *Env) (*cache.Store, *cache.Schemas, config.Paths) 
 }
 
 func demoHash(t *testing.T) config.ServerHash {
-	return config.Builtin(mcpxBin).Servers["demo"].Hash()
+	return config.Builtin(mcpxdBin).Servers["demo"].Hash()
 }
 
 func namespace(t *testing.T, e *Env, name string) api.Namespace {

@@ -135,7 +135,7 @@ func TestNpmServers(t *testing.T) {
 func serverProcesses(e *Env) []string {
 	var out []string
 	for _, c := range e.MarkedCmdlines() {
-		if strings.HasPrefix(c, mcpxBin+" ") || c == mcpxBin {
+		if strings.HasPrefix(c, mcpxBin+" ") || c == mcpxBin || strings.HasPrefix(c, mcpxdBin+" daemon ") {
 			continue
 		}
 		out = append(out, c)

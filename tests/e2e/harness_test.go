@@ -22,6 +22,7 @@ import (
 
 var (
 	mcpxBin    string // the mcpx binary under test
+	mcpxdBin   string // the mcpxd binary beside it
 	fixtureBin string // internal/fixture/cmd/mcpx-fixture
 	repoRoot   string
 )
@@ -49,7 +50,8 @@ func run(m *testing.M) int {
 	// sleeps a second at every exit (GORACE atexit_sleep_ms), which the
 	// daemons under systemd cannot be told otherwise. The packages' own
 	// tests run with -race.
-	if mcpxBin, err = testkit.Build(dir, "github.com/mcpx-dev/mcpx/cmd/mcpx"); err == nil {
+	if mcpxBin, err = testkit.BuildBinaries(dir); err == nil {
+		mcpxdBin = filepath.Join(dir, "mcpxd")
 		fixtureBin, err = testkit.Build(dir, testkit.Fixture)
 	}
 	if err != nil {
@@ -70,6 +72,8 @@ type Env struct {
 	Work   string // the working directory commands run in
 	Marker string
 	extra  map[string]string
+	// Bin, when set, is the mcpx binary commands run (default mcpxBin).
+	Bin string
 }
 
 // NewEnv makes a hermetic environment and stops its daemons at cleanup.
@@ -175,7 +179,11 @@ func (e *Env) Mcpx(args ...string) Result {
 func (e *Env) McpxIn(dir string, args ...string) Result {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, mcpxBin, args...)
+	bin := mcpxBin
+	if e.Bin != "" {
+		bin = e.Bin
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = e.Environ()
 	var out, errb bytes.Buffer

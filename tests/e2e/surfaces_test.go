@@ -114,7 +114,7 @@ func TestSurfacesAgree(t *testing.T) {
 
 	// The truth, recomputed from the files.
 	getenv := e.getenv()
-	cfg, err := config.LoadDir(e.Work, getenv, mcpxBin)
+	cfg, err := config.LoadDir(e.Work, getenv, mcpxdBin)
 	if err != nil {
 		t.Fatal(err)
 	}

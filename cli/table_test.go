@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"text/tabwriter"
+)
+
+// table lays rows out exactly as text/tabwriter did (minwidth 0, padding
+// 2, spaces), without its cell-by-cell writes.
+func TestTableSameAsTabwriter(t *testing.T) {
+	rows := [][]string{{"a", "bé", "c"}, {"longer name", "x", "tail"}, {"ü", "", "z"}, {"q", "w\tx", "e\ny"}}
+	hdr := []string{"H1", "HEADER2", "H3"}
+	clone := func() [][]string {
+		var o [][]string
+		for _, r := range rows {
+			o = append(o, append([]string(nil), r...))
+		}
+		return o
+	}
+	var got, want strings.Builder
+	if err := table(&got, hdr, clone()); err != nil {
+		t.Fatal(err)
+	}
+	tw := tabwriter.NewWriter(&want, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(hdr, "\t"))
+	for _, r := range clone() {
+		for i := range r {
+			r[i] = oneLine(r[i])
+		}
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+	if got.String() != want.String() {
+		t.Fatalf("got\n%s\nwant\n%s", got.String(), want.String())
+	}
+}
+
+func TestSummary(t *testing.T) {
+	long := strings.Repeat("é", 120)
+	for in, want := range map[string]string{
+		"":                                "",
+		"\n\n  First line. Second.\nmore": "First line.",
+		"no period":                       "no period",
+		long:                              strings.Repeat("é", 99) + "…",
+	} {
+		if got := summary(in); got != want {
+			t.Errorf("summary(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -85,7 +85,7 @@ func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.Call
 		_, err := findTool(s.Name, req.Tool, view.list())
 		return nil, err
 	}
-	var ts *toolSchema // the tool's input schema, when known
+	var ts *toolSchema  // the tool's input schema, when known
 	var found *api.Tool // the tool's cached definition, when known
 	pol := effectivePolicy(s.Options.Policy)
 	fetched := false

@@ -115,7 +115,7 @@ func TestRacingFirstCallsStartOneDaemonWithoutWaiting(t *testing.T) {
 	for range 20 {
 		wg.Go(func() {
 			code, out, errs := e.run("call", "demo.echo", "text=x")
-			if code != 0 || out != "x\n" {
+			if code != 0 || out != "x" {
 				codes <- fmt.Sprintf("exit %d, stdout %q, stderr %q", code, out, errs)
 			}
 		})

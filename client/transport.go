@@ -368,9 +368,17 @@ func (c *Client) open(ctx context.Context, method, target string, payload []byte
 	if payload != nil {
 		req.Body, req.ContentType = payload, "application/json"
 	}
-	if err := h1.WriteRequest(conn, req); err != nil {
+	if werr := h1.WriteRequest(conn, req); werr != nil {
+		// The daemon may have refused the request before reading all of
+		// it (413 for a body over its limit) and closed: its answer is
+		// still there to read, and it says more than a broken pipe.
+		conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		if resp, err = h1.ReadResponse(bufio.NewReaderSize(conn, 16<<10)); err == nil {
+			conn.SetReadDeadline(time.Time{})
+			return conn, resp, false, nil
+		}
 		conn.Close()
-		return nil, nil, false, err
+		return nil, nil, false, werr
 	}
 	resp, err = h1.ReadResponse(bufio.NewReaderSize(conn, 16<<10))
 	if err != nil {

@@ -45,7 +45,9 @@ func Main(ctx context.Context, key config.DaemonKey) error {
 	if err != nil {
 		return fmt.Errorf("daemon %s: find own executable: %w", key, err)
 	}
-	cfg, err := config.Load(sources, self)
+	// Trust is read from the state directory the client handed over (the
+	// shell's, which a service manager's environment may lack).
+	cfg, err := config.LoadWith(sources, config.LoadOptions{Self: self, Trust: trustStore(paths)})
 	if err != nil {
 		return fmt.Errorf("daemon %s: %w: %w", key, ErrConfig, err)
 	}

@@ -50,7 +50,17 @@ func (d *daemon) freshen(ctx context.Context, stamp string) {
 
 // load reads the config sources the way the daemon was started with.
 func (d *daemon) load(sources []string) (*config.Config, error) {
-	return config.LoadWith(sources, config.LoadOptions{Self: d.opts.Self, Getenv: d.getenv})
+	return config.LoadWith(sources, config.LoadOptions{Self: d.opts.Self, Getenv: d.getenv, Trust: trustStore(d.opts.Paths)})
+}
+
+// trustStore is the trust store under paths' state directory (the one the
+// client handed over, which may not be the daemon's own XDG_STATE_HOME);
+// nil, the default, when paths has none.
+func trustStore(paths config.Paths) *config.TrustStore {
+	if paths.State == "" {
+		return nil
+	}
+	return config.TrustStoreAt(paths.State)
 }
 
 // reload loads the config again and swaps it in, keeping every pool whose

@@ -83,6 +83,11 @@ func fakeDaemon(mode string) int {
 	if mode == "slow" {
 		time.Sleep(300 * time.Millisecond) // connections queue meanwhile
 	}
+	// SIGTERM is ours before anyone can learn our pid (the info file) or
+	// that we are ready: a Stop right after the start must find us able
+	// to clean up.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM)
 	// The info file goes first (atomically) so a test that sees the socket
 	// answer also sees it.
 	info := api.InfoFile{DaemonKey: string(key), Socket: sock, Pid: os.Getpid(), Manager: NameDirect, StartedAt: time.Now()}
@@ -98,8 +103,6 @@ func fakeDaemon(mode string) int {
 	ready := os.NewFile(4, "ready")
 	ready.Write([]byte("READY=1\n"))
 	ready.Close()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -407,6 +410,10 @@ func TestDirectDoesNotStartASecondDaemonWhileOneIsAlive(t *testing.T) {
 	alive.Unlock()
 	if err := d.Ensure(context.Background(), key); err != nil {
 		t.Fatalf("Ensure after the live daemon went: %v", err)
+	}
+	// Ensure returns at the spawn; the daemon's readiness says it started.
+	if err := d.StartFailure(context.Background(), key); err != nil {
+		t.Fatalf("start after the live daemon went: %v", err)
 	}
 	if got := starts(t, count); len(got) != 1 {
 		t.Fatalf("starts = %v, want 1", got)

@@ -96,7 +96,7 @@ func TestDeletedSocketDoesNotSpawnASecondDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		if r := e.MustOK("call", "demo.echo", fmt.Sprintf("text=%d", i)); r.Stdout != fmt.Sprintf("%d\n", i) {
+		if r := e.MustOK("call", "demo.echo", fmt.Sprintf("text=%d", i)); r.Stdout != fmt.Sprint(i) {
 			t.Fatalf("call after deleting the socket:\n%s", r)
 		}
 	}
@@ -209,7 +209,7 @@ func TestSystemdDaemonUsesTheShellsStateAndCache(t *testing.T) {
 		t.Fatalf("the user manager already has the shell's XDG_STATE_HOME")
 	}
 	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {"fx": {"command": %s}}}`, jsonString(fixtureBin)))
-	if r := e.MustOK("call", "fx.echo", "text=hi"); r.Stdout != "hi\n" {
+	if r := e.MustOK("call", "fx.echo", "text=hi"); r.Stdout != "hi" {
 		t.Fatalf("call under systemd:\n%s", r)
 	}
 	var st statusDoc
@@ -239,7 +239,7 @@ func TestOversizedServerMessageFailsTheCall(t *testing.T) {
 	if r.Code != 3 || !strings.Contains(r.Stderr, "maxMessageBytes") {
 		t.Fatalf("want exit 3 naming maxMessageBytes\n%s", r)
 	}
-	if r := e.MustOK("call", "fx.echo", "text=after"); r.Stdout != "after\n" {
+	if r := e.MustOK("call", "fx.echo", "text=after"); r.Stdout != "after" {
 		t.Fatalf("call after the oversized message:\n%s", r)
 	}
 	// The daemon never held the 80 MB message: its peak resident memory
@@ -282,7 +282,7 @@ func TestServerExitingAfterEachAnswer(t *testing.T) {
 }}`, jsonString(fixtureBin)))
 	for i := range 50 {
 		r := e.Mcpx("call", "once.echo", fmt.Sprintf("text=%d", i))
-		if r.Code != 0 || r.Stdout != fmt.Sprintf("%d\n", i) {
+		if r.Code != 0 || r.Stdout != fmt.Sprint(i) {
 			t.Fatalf("call %d of 50:\n%s", i+1, r)
 		}
 	}

@@ -53,7 +53,7 @@ func upgradeUnderLoad(t *testing.T, e *Env) {
 	installed := buildVersion(t, "v1.0.0-test")
 	v2 := buildVersion(t, "v2.0.0-test")
 	e.Bin = filepath.Join(installed, "mcpx")
-	if r := e.MustOK("call", "demo.echo", "text=warm"); r.Stdout != "warm\n" {
+	if r := e.MustOK("call", "demo.echo", "text=warm"); r.Stdout != "warm" {
 		t.Fatalf("first call:\n%s", r)
 	}
 	var st struct {
@@ -77,7 +77,7 @@ func upgradeUnderLoad(t *testing.T, e *Env) {
 		defer close(done)
 		for i := 0; i < calls; i++ {
 			want := fmt.Sprintf("u%d", i)
-			if r := e.Mcpx("call", "demo.echo", "text="+want); r.Code != 0 || r.Stdout != want+"\n" {
+			if r := e.Mcpx("call", "demo.echo", "text="+want); r.Code != 0 || r.Stdout != want {
 				mu.Lock()
 				failed = append(failed, r.String())
 				mu.Unlock()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 
 	ucli "github.com/urfave/cli/v3"
 
@@ -57,111 +56,26 @@ func (a *App) manager() (*lazyManager, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &lazyManager{app: a, paths: l.paths, self: l.self}, nil
-}
-
-// lazyManager detects the service manager on first use: most commands find
-// the socket answering and never need one.
-type lazyManager struct {
-	app   *App
-	paths config.Paths
-	self  string
-
-	once sync.Once
-	m    service.Manager
-	err  error
-}
-
-func (l *lazyManager) get(ctx context.Context) (service.Manager, error) {
-	l.once.Do(func() {
-		var note string
-		detect := l.app.Detect
+	m := &lazyManager{paths: l.paths, self: l.self}
+	m.Lazy = &service.Lazy{Choose: func(ctx context.Context) (service.Manager, error) {
+		detect := a.Detect
 		if detect == nil {
 			detect = service.Detect
 		}
-		l.m, note, l.err = detect(ctx, l.app.Getenv, l.paths, l.self)
+		mgr, note, err := detect(ctx, a.Getenv, l.paths, l.self)
 		if note != "" {
-			fmt.Fprintf(l.app.Stderr, "mcpx: %s\n", sentence(note))
+			fmt.Fprintf(a.Stderr, "mcpx: %s\n", sentence(note))
 		}
-	})
-	return l.m, l.err
+		return mgr, err
+	}}
+	return m, nil
 }
 
-func (l *lazyManager) Name() string {
-	m, err := l.get(context.Background())
-	if err != nil {
-		return "unknown"
-	}
-	return m.Name()
-}
-
-func (l *lazyManager) Installed() (bool, error) {
-	m, err := l.get(context.Background())
-	if err != nil {
-		return false, err
-	}
-	return m.Installed()
-}
-
-func (l *lazyManager) Install() error {
-	m, err := l.get(context.Background())
-	if err != nil {
-		return err
-	}
-	return m.Install()
-}
-
-func (l *lazyManager) Uninstall() error {
-	m, err := l.get(context.Background())
-	if err != nil {
-		return err
-	}
-	return m.Uninstall()
-}
-
-func (l *lazyManager) Ensure(ctx context.Context, key config.DaemonKey) error {
-	m, err := l.get(ctx)
-	if err != nil {
-		return err
-	}
-	return m.Ensure(ctx, key)
-}
-
-func (l *lazyManager) State(ctx context.Context, key config.DaemonKey) (service.State, error) {
-	m, err := l.get(ctx)
-	if err != nil {
-		return service.State{}, err
-	}
-	return m.State(ctx, key)
-}
-
-func (l *lazyManager) Stop(ctx context.Context, key config.DaemonKey, socket bool) error {
-	m, err := l.get(ctx)
-	if err != nil {
-		return err
-	}
-	return m.Stop(ctx, key, socket)
-}
-
-func (l *lazyManager) List(ctx context.Context) ([]service.State, error) {
-	m, err := l.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return m.List(ctx)
-}
-
-// StartFailure forwards to the manager when it follows the daemons it
-// starts (the direct manager), else nil.
-func (l *lazyManager) StartFailure(ctx context.Context, key config.DaemonKey) error {
-	m, err := l.get(ctx)
-	if err != nil {
-		return nil
-	}
-	if sf, ok := m.(interface {
-		StartFailure(context.Context, config.DaemonKey) error
-	}); ok {
-		return sf.StartFailure(ctx, key)
-	}
-	return nil
+// lazyManager is the service manager detected on first use (most commands
+// find the socket answering and never need one), with the paths and the
+// mcpxd binary it was chosen for.
+type lazyManager struct {
+	*service.Lazy
+	paths config.Paths
+	self  string
 }

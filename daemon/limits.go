@@ -71,5 +71,5 @@ func (c *limitConn) Close() error {
 	return err
 }
 
-// NetConn returns the wrapped connection (peerUID reads its credentials).
+// NetConn returns the wrapped connection (peercred.UID reads its credentials).
 func (c *limitConn) NetConn() net.Conn { return c.Conn }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/peercred"
 	"github.com/mcpx-dev/mcpx/internal/version"
 	"github.com/mcpx-dev/mcpx/upstream"
 )
@@ -254,7 +255,7 @@ type peer struct {
 
 // connContext reads the peer credentials once per connection.
 func connContext(ctx context.Context, c net.Conn) context.Context {
-	uid, err := peerUID(c)
+	uid, err := peercred.UID(c)
 	return context.WithValue(ctx, peerKey{}, peer{uid: uid, err: err})
 }
 

@@ -199,7 +199,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) erro
 		opts:    o,
 		paths:   paths,
 		schemas: cache.NewSchemas(store, paths.Schemas()),
-		mgr:     &lazyManager{getenv: o.Getenv, paths: paths},
+		mgr:     detectLater(o.Getenv, paths),
 	}
 	if err := srv.reload(ctx); err != nil {
 		return err
@@ -260,87 +260,16 @@ func instructions(expose string) string {
 	return "mcpx serves every configured MCP server: tools are named NS.TOOL, prompts NS.NAME, and resources mcpx://NS/<the server's URI>."
 }
 
-// lazyManager detects the service manager the first time the daemon's
-// socket does not answer.
-type lazyManager struct {
-	getenv config.Getenv
-	paths  config.Paths
-	once   sync.Once
-	m      service.Manager
-	err    error
-}
-
-func (l *lazyManager) get(ctx context.Context) (service.Manager, error) {
-	l.once.Do(func() {
-		exe, err := mcpxd.Executable() // serve runs inside mcpxd
+// detectLater is the service manager, detected the first time the daemon's
+// socket does not answer. serve runs inside mcpxd, which is what a manager
+// starts.
+func detectLater(getenv config.Getenv, paths config.Paths) *service.Lazy {
+	return &service.Lazy{Choose: func(ctx context.Context) (service.Manager, error) {
+		exe, err := mcpxd.Executable()
 		if err != nil {
-			l.err = err
-			return
+			return nil, err
 		}
-		l.m, _, l.err = service.Detect(ctx, l.getenv, l.paths, mcpxd.Path(exe))
-	})
-	return l.m, l.err
-}
-
-func (l *lazyManager) Name() string {
-	if m, err := l.get(context.Background()); err == nil {
-		return m.Name()
-	}
-	return "unknown"
-}
-
-func (l *lazyManager) Installed() (bool, error) {
-	m, err := l.get(context.Background())
-	if err != nil {
-		return false, err
-	}
-	return m.Installed()
-}
-
-func (l *lazyManager) Install() error {
-	m, err := l.get(context.Background())
-	if err != nil {
-		return err
-	}
-	return m.Install()
-}
-
-func (l *lazyManager) Uninstall() error {
-	m, err := l.get(context.Background())
-	if err != nil {
-		return err
-	}
-	return m.Uninstall()
-}
-
-func (l *lazyManager) Ensure(ctx context.Context, key config.DaemonKey) error {
-	m, err := l.get(ctx)
-	if err != nil {
-		return err
-	}
-	return m.Ensure(ctx, key)
-}
-
-func (l *lazyManager) State(ctx context.Context, key config.DaemonKey) (service.State, error) {
-	m, err := l.get(ctx)
-	if err != nil {
-		return service.State{}, err
-	}
-	return m.State(ctx, key)
-}
-
-func (l *lazyManager) Stop(ctx context.Context, key config.DaemonKey, socket bool) error {
-	m, err := l.get(ctx)
-	if err != nil {
-		return err
-	}
-	return m.Stop(ctx, key, socket)
-}
-
-func (l *lazyManager) List(ctx context.Context) ([]service.State, error) {
-	m, err := l.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return m.List(ctx)
+		m, _, err := service.Detect(ctx, getenv, paths, mcpxd.Path(exe))
+		return m, err
+	}}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/service"
 )
 
 // mcpxServer is one serve run: the MCP server, the daemon client of the
@@ -26,7 +27,7 @@ type mcpxServer struct {
 	opts    Options
 	paths   config.Paths
 	schemas *cache.Schemas
-	mgr     *lazyManager
+	mgr     *service.Lazy
 	mcp     *server.MCPServer
 
 	mu        sync.Mutex

@@ -8,7 +8,9 @@
 // so pools, timeouts, trust and the destructive-call policy apply exactly as
 // for `mcpx call`. A call the policy wants confirmed is confirmed through
 // MCP elicitation when the host supports it, and otherwise comes back as an
-// isError result saying why; it never runs unconfirmed.
+// isError result saying why; it never runs unconfirmed. Calls stream from
+// the daemon, so the server's progress and log notifications reach the host
+// that made the call (forward.go).
 //
 // The catalog is re-read every second (cheap: the cache keeps a decoded
 // snapshot while its ref is unchanged); when the config or a cached list
@@ -213,6 +215,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) erro
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(false, true),
 		server.WithPromptCapabilities(true),
+		server.WithLogging(),
 		server.WithRecovery(),
 		server.WithInstructions(instructions(o.Expose)),
 	)

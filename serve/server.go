@@ -236,9 +236,13 @@ func sessionOf(ctx context.Context) string {
 // at comes back as an isError result naming the reason; a destructive tool
 // is confirmed through elicitation when the host can be asked.
 //
-// A tool that runs as a task (taskSupport "required") is followed here when
-// the host asked for progress: each change of the task's status reaches the
-// host as notifications/progress with the status message.
+// Any other call is streamed from the daemon: the server's progress reaches
+// a host that asked for it (a progressToken) as notifications/progress under
+// the host's token, and its log messages while the call runs reach the host
+// as notifications/message (at the level the host set). A tool that runs as
+// a task (taskSupport "required") is followed here when the host asked for
+// progress: each change of the task's status reaches the host as
+// notifications/progress with the status message.
 func (s *mcpxServer) call(ctx context.Context, e entry, args any, token mcp.ProgressToken) (*mcp.CallToolResult, error) {
 	raw, err := json.Marshal(args)
 	if err != nil || string(raw) == "null" {
@@ -249,8 +253,16 @@ func (s *mcpxServer) call(ctx context.Context, e entry, args any, token mcp.Prog
 	req := api.CallRequest{Namespace: ns, Tool: tool, Arguments: raw, Session: sessionOf(ctx), Cwd: s.opts.Dir,
 		Detach: token != nil && taskSupport(e.def) == "required"}
 	name := ns + "." + tool
+	fw := &forwarder{srv: s.mcp, ctx: ctx, ns: ns, token: token}
+	defer fw.flush()
 	for {
-		resp, err := c.Call(ctx, req)
+		var resp *api.CallResponse
+		var err error
+		if req.Detach {
+			resp, err = c.Call(ctx, req)
+		} else {
+			resp, err = c.CallStream(ctx, req, fw.frame)
+		}
 		var ae *client.APIError
 		if errors.As(err, &ae) && ae.Code() == api.CodeConfirmation && !req.Confirmed {
 			ok, why := s.confirm(ctx, name, ae.Error())

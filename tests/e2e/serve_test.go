@@ -35,9 +35,17 @@ type serveReport struct {
 	Notifications []string `json:"notifications"`
 	Elicitations  []string `json:"elicitations"`
 	Progress      []struct {
-		Progress float64 `json:"progress"`
-		Message  string  `json:"message"`
+		Progress    float64 `json:"progress"`
+		Total       float64 `json:"total"`
+		Message     string  `json:"message"`
+		Step        int     `json:"step"`
+		AfterResult bool    `json:"afterResult"`
 	} `json:"progress"`
+	Logs []struct {
+		Level  string          `json:"level"`
+		Logger string          `json:"logger"`
+		Data   json.RawMessage `json:"data"`
+	} `json:"logs"`
 	ConnectError string `json:"connectError"`
 }
 
@@ -562,4 +570,76 @@ func TestServeBadInput(t *testing.T) {
 	if b, _ := json.Marshal(m); !strings.Contains(string(b), "still serving") {
 		t.Errorf("after bad input: %s", b)
 	}
+}
+
+// forwardSteps: a long-running tool called with a progress token (its
+// progress must reach the host before the result), then, with the host's
+// log level at debug, server-everything's simulated logging switched on and
+// a call that lasts past its next log line (no progress token: log
+// messages are forwarded anyway).
+var forwardSteps = []map[string]any{
+	{"op": "call", "name": "everything.trigger-long-running-operation", "arguments": map[string]any{"duration": 2, "steps": 4}, "progress": true},
+	{"op": "request", "method": "logging/setLevel", "params": map[string]any{"level": "debug"}},
+	{"op": "call", "name": "everything.toggle-simulated-logging"},
+	{"op": "call", "name": "everything.trigger-long-running-operation", "arguments": map[string]any{"duration": 8, "steps": 2}},
+}
+
+func checkForwarded(t *testing.T, r serveReport) {
+	t.Helper()
+	if got := decodeAs[toolResult](t, r.step(t, 0)); got.IsError || !strings.Contains(got.text(), "Long running operation completed") {
+		t.Errorf("trigger-long-running-operation: %+v", got)
+	}
+	var seen []float64
+	for _, p := range r.Progress {
+		if p.Step != 0 {
+			t.Errorf("progress for step %d, which did not ask for it: %+v", p.Step, p)
+			continue
+		}
+		if p.AfterResult {
+			t.Errorf("progress after the result: %+v", p)
+		}
+		if p.Total != 4 {
+			t.Errorf("progress total %v, want 4 (the server's): %+v", p.Total, p)
+		}
+		if len(seen) > 0 && p.Progress <= seen[len(seen)-1] {
+			t.Errorf("progress went from %v to %v", seen[len(seen)-1], p.Progress)
+		}
+		seen = append(seen, p.Progress)
+	}
+	if len(seen) < 2 {
+		t.Errorf("%d progress notifications before the result, want at least 2: %+v", len(seen), r.Progress)
+	}
+	for i := 1; i < len(forwardSteps); i++ {
+		r.step(t, i)
+	}
+	if len(r.Logs) == 0 {
+		t.Fatalf("no log message forwarded (notifications %v)", r.Notifications)
+	}
+	for _, l := range r.Logs {
+		var text string
+		// server-everything's lines name their level ("Info-level message").
+		if l.Level == "" || l.Logger != "everything" || json.Unmarshal(l.Data, &text) != nil || !strings.Contains(strings.ToLower(text), l.Level) {
+			t.Errorf("forwarded log: %+v %s", l, l.Data)
+		}
+	}
+}
+
+// TestServeForwardsProgressAndLogs: an ordinary tools/call streams from
+// the daemon; the server's progress and log notifications reach the host,
+// over stdio and over HTTP.
+func TestServeForwardsProgressAndLogs(t *testing.T) {
+	e := NewEnv(t)
+	serveConfig(t, e)
+	t.Run("stdio", func(t *testing.T) {
+		checkForwarded(t, sdkClient(t, e, map[string]any{"args": []string{"serve"}, "steps": forwardSteps}))
+	})
+	// A fresh server-everything for HTTP: the toggle would switch the
+	// running one's logging off.
+	e.MustOK("stop")
+	testkit.Eventually(t, 30*time.Second, "the daemon and its servers to exit", func() bool { return len(running(e)) == 0 })
+	t.Run("http", func(t *testing.T) {
+		addr := freeAddr(t)
+		startServe(t, e, "--http", addr)
+		checkForwarded(t, sdkClient(t, e, map[string]any{"transport": "http", "url": "http://" + addr + "/mcp", "steps": forwardSteps}))
+	})
 }

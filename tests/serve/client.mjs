@@ -18,7 +18,9 @@
 // }
 // A "call" step with "progress": true asks for progress notifications.
 // report: {"steps": [{"op", "result"} | {"op", "error": {"code", "message"}}], "notifications": [methods],
-//          "elicitations": [messages], "progress": [progress notifications' params]}
+//          "elicitations": [messages], "progress": [progress notifications' params, with "step" (the
+//          index of the call step) and "afterResult" (true if it came after the call's result)],
+//          "logs": [notifications/message params]}
 import { createRequire } from "node:module";
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -33,13 +35,14 @@ const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
 const { ElicitRequestSchema, ResultSchema } = await sdk("types.js");
 
 const plan = JSON.parse(process.argv[2]);
-const report = { steps: [], notifications: [], elicitations: [], progress: [] };
+const report = { steps: [], notifications: [], elicitations: [], progress: [], logs: [] };
 const waiters = [];
 
 const capabilities = plan.elicit ? { elicitation: {} } : {};
 const client = new Client({ name: "mcpx-serve-test", version: "1.0.0" }, { capabilities });
 client.fallbackNotificationHandler = async (n) => {
   report.notifications.push(n.method);
+  if (n.method === "notifications/message") report.logs.push(n.params);
   for (const w of waiters.splice(0)) w();
 };
 if (plan.elicit) {
@@ -79,8 +82,15 @@ async function run(step) {
   switch (step.op) {
     case "listTools": return client.listTools();
     case "call": {
-      const options = step.progress ? { onprogress: (p) => report.progress.push(p), resetTimeoutOnProgress: true } : undefined;
-      return client.callTool({ name: step.name, arguments: step.arguments || {} }, undefined, options);
+      const index = report.steps.length;
+      let answered = false;
+      const onprogress = (p) => report.progress.push({ ...p, step: index, afterResult: answered });
+      const options = step.progress ? { onprogress, resetTimeoutOnProgress: true } : undefined;
+      try {
+        return await client.callTool({ name: step.name, arguments: step.arguments || {} }, undefined, options);
+      } finally {
+        answered = true;
+      }
     }
     case "listResources": return client.listResources();
     case "listResourceTemplates": return client.listResourceTemplates();

@@ -1,0 +1,112 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpx-dev/mcpx/daemon/api"
+)
+
+// session is one initialized mcp-go session and the context of a request of
+// it, as a tool handler gets them.
+func session(t *testing.T) (*server.MCPServer, *server.InProcessSession, context.Context) {
+	t.Helper()
+	srv := server.NewMCPServer("test", "1", server.WithLogging())
+	cs := server.NewInProcessSession("s1", nil)
+	cs.Initialize()
+	return srv, cs, srv.WithContext(context.Background(), cs)
+}
+
+// queued takes what the session has queued for the host.
+func queued(cs *server.InProcessSession) []mcp.JSONRPCNotification {
+	var out []mcp.JSONRPCNotification
+	for {
+		select {
+		case n := <-cs.ClientNotifications():
+			out = append(out, n)
+		default:
+			return out
+		}
+	}
+}
+
+func TestForwardProgress(t *testing.T) {
+	srv, cs, ctx := session(t)
+	fw := &forwarder{srv: srv, ctx: ctx, ns: "everything", token: "host-7"}
+	fw.frame(api.StreamFrame{Status: &api.CallStatus{State: api.CallStarting, Namespace: "everything"}})
+	fw.frame(api.StreamFrame{Progress: &api.Progress{Progress: 1, Total: 4, Message: "step 1"}})
+	fw.frame(api.StreamFrame{Progress: &api.Progress{Progress: 2}})
+	got := queued(cs)
+	if len(got) != 2 {
+		t.Fatalf("queued %d notifications, want 2 (status frames are not forwarded): %+v", len(got), got)
+	}
+	for _, n := range got {
+		if n.Method != string(mcp.MethodNotificationProgress) || n.Params.AdditionalFields["progressToken"] != "host-7" {
+			t.Errorf("not a progress notification under the host's token: %+v", n)
+		}
+	}
+	if f := got[0].Params.AdditionalFields; f["progress"] != 1.0 || f["total"] != 4.0 || f["message"] != "step 1" {
+		t.Errorf("first progress: %+v", f)
+	}
+	if f := got[1].Params.AdditionalFields; f["progress"] != 2.0 || f["total"] != nil || f["message"] != nil {
+		t.Errorf("progress of unknown total: %+v", f)
+	}
+	if !fw.sent {
+		t.Error("sent not recorded")
+	}
+	fw.flush() // the queue is empty: returns at once
+
+	// Without a token the host did not ask for progress: nothing is sent.
+	fw = &forwarder{srv: srv, ctx: ctx, ns: "everything"}
+	fw.frame(api.StreamFrame{Progress: &api.Progress{Progress: 1, Total: 4}})
+	if got := queued(cs); len(got) != 0 || fw.sent {
+		t.Errorf("progress without a token: %+v", got)
+	}
+}
+
+func TestForwardLog(t *testing.T) {
+	srv, cs, ctx := session(t)
+	fw := &forwarder{srv: srv, ctx: ctx, ns: "everything"} // logs need no token
+	info := api.StreamFrame{Log: &api.LogMessage{Level: "info", Data: json.RawMessage(`"warming up"`)}}
+	fail := api.StreamFrame{Log: &api.LogMessage{Level: "error", Logger: "db", Data: json.RawMessage(`{"code":7}`)}}
+
+	// Until the host sets a level, mcp-go sends errors and worse.
+	fw.frame(info)
+	fw.frame(fail)
+	got := queued(cs)
+	if len(got) != 1 {
+		t.Fatalf("at the default level: %+v", got)
+	}
+	b, _ := json.Marshal(got[0])
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Level  string          `json:"level"`
+			Logger string          `json:"logger"`
+			Data   json.RawMessage `json:"data"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(b, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if msg.Method != "notifications/message" || msg.Params.Level != "error" || msg.Params.Logger != "everything.db" || string(msg.Params.Data) != `{"code":7}` {
+		t.Errorf("forwarded log: %s", b)
+	}
+
+	// logging/setLevel debug lets info through, named after the namespace.
+	cs.SetLogLevel(mcp.LoggingLevelDebug)
+	fw.frame(info)
+	got = queued(cs)
+	if len(got) != 1 {
+		t.Fatalf("at level debug: %+v", got)
+	}
+	b, _ = json.Marshal(got[0])
+	_ = json.Unmarshal(b, &msg)
+	if msg.Params.Level != "info" || msg.Params.Logger != "everything" || string(msg.Params.Data) != `"warming up"` {
+		t.Errorf("forwarded log: %s", b)
+	}
+}

@@ -231,10 +231,11 @@ func (cn *conn) request(ctx context.Context, method string, params any) (json.Ra
 		if (cn.pipes != nil && cn.pipes.out.tripped.Load()) || (cn.hlimit != nil && cn.hlimit.tripped.Load()) {
 			return nil, &errTransport{err: &MessageTooLargeError{Server: cn.server, Limit: cn.limit}}
 		}
-		// Not a byte written to stdin since before this request: it never
-		// reached the server (a server that just exited), and may be sent
+		// Nothing written to stdin since before this request was read by
+		// the server (not written at all, or still in the pipe of a server
+		// that just exited): it never reached the server, and may be sent
 		// again on a fresh instance.
-		notSent := cn.pipes != nil && cn.pipes.in.n.Load() == written
+		notSent := cn.pipes != nil && cn.pipes.in.unreadSince(written)
 		return nil, &errTransport{err: redact(err, cn.url), notSent: notSent}
 	}
 	if resp.Error != nil {

@@ -120,6 +120,19 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 func (c *countingWriter) Close() error { return c.w.Close() }
 
+// unreadSince reports whether every byte written after the count was
+// before is provably unread by the server: none was written, or the pipe
+// still holds at least that many bytes (a pipe is read from the front, so
+// the unread bytes are the last ones written). A server that exits right
+// after its answer leaves the next request in the pipe this way.
+func (c *countingWriter) unreadSince(before int64) bool {
+	since := c.n.Load() - before
+	if since == 0 {
+		return true
+	}
+	return unread(c.w) >= since
+}
+
 // stdioPipes are the parent's ends of a started stdio server.
 type stdioPipes struct {
 	in  *countingWriter

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -88,5 +90,47 @@ func TestMessageBound(t *testing.T) {
 				t.Fatalf("echo after the oversized message: %q", got)
 			}
 		})
+	}
+}
+
+// A request counts as never read while its bytes are still in the pipe:
+// written, but the server (here: nobody) has not read them.
+func TestUnreadSince(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cw := &countingWriter{w: w}
+	defer cw.Close()
+	if !cw.unreadSince(0) {
+		t.Fatal("nothing written: must count as unread")
+	}
+	if _, err := cw.Write([]byte("first\n")); err != nil {
+		t.Fatal(err)
+	}
+	before := cw.n.Load()
+	if _, err := cw.Write([]byte("second request\n")); err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS == "linux" && !cw.unreadSince(before) {
+		t.Fatal("a request still in the pipe must count as unread")
+	}
+	buf := make([]byte, 4) // the reader takes part of the first line only
+	if _, err := io.ReadFull(r, buf); err != nil {
+		t.Fatal(err)
+	}
+	if cw.unreadSince(0) {
+		t.Fatal("bytes the reader took must not count as unread")
+	}
+	if runtime.GOOS == "linux" && !cw.unreadSince(before) {
+		t.Fatal("the second request is still whole in the pipe")
+	}
+	rest := make([]byte, 5) // the rest of the first line, and 3 bytes of the second
+	if _, err := io.ReadFull(r, rest); err != nil {
+		t.Fatal(err)
+	}
+	if cw.unreadSince(before) {
+		t.Fatal("part of the second request was read: it may have reached the server")
 	}
 }

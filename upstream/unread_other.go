@@ -1,0 +1,9 @@
+//go:build !linux
+
+package upstream
+
+import "os"
+
+// unread cannot be told here: only "nothing written" proves a request
+// never reached the server.
+func unread(*os.File) int64 { return -1 }

@@ -352,6 +352,27 @@ func TestEntryProblems(t *testing.T) {
 	}
 }
 
+// An unusable entry is still a definition: it shadows a farther one of the
+// same name rather than silently falling back to it.
+func TestEntryProblemShadows(t *testing.T) {
+	root := tempRoot(t)
+	near := write(t, filepath.Join(root, "p", ".mcpx.json"), `{"mcpServers": {"a": {"command": 5}, "b": {"command": "b"}}}`)
+	far := write(t, filepath.Join(root, ".mcp.json"), `{"mcpServers": {"a": {"command": "far"}}}`)
+	c, err := loadTrusted(t, near, far)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := c.Servers["a"]; a == nil || a.Source != near || !strings.HasPrefix(a.Problem, near+":1:34: command: want a string") {
+		t.Fatalf("a = %+v", a)
+	}
+	if len(c.Shadowed) != 1 || c.Shadowed[0] != (Shadow{Name: "a", Source: far, By: near}) {
+		t.Errorf("shadowed = %+v", c.Shadowed)
+	}
+	if b := c.Servers["b"]; b == nil || b.Problem != "" {
+		t.Errorf("b = %+v", b)
+	}
+}
+
 // The shape of the file stays strict: a server map that is not an object.
 func TestServerMapShape(t *testing.T) {
 	_, err := loadString(t, "{\"mcpServers\": {\"a\": {\"command\": \"x\"}},\n \"servers\": \"x\"}")

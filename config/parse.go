@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -141,8 +142,8 @@ func (d *doc) parseEntry(format string, m member, warnings *[]string) (entry, er
 			}
 			*warnings = append(*warnings, msg)
 		}
-		if err != nil && problem == nil {
-			problem, _ = err.(*ParseError)
+		if err != nil && problem == nil && !errors.As(err, &problem) {
+			problem = d.errAt(v.start, ErrInvalidValue, "server %q: %s: %v", name, k.name, err)
 		}
 	}
 	if disabled {

@@ -17,8 +17,9 @@ import (
 //	                 in the captured environment under "input:ID"
 //	$${              a literal "${" (the only escape; a lone $ is literal)
 //
-// VAR is [A-Za-z_][A-Za-z0-9_]*. Anything else after "${" is left as
-// written.
+// VAR is [A-Za-z_][A-Za-z0-9_]*. Any other "${...}" in a file read by
+// mcpx's own parser makes the entry unusable (see unknownRef): it is never
+// passed on literally. A "${" without a closing "}" is literal.
 
 // ref is one ${...} reference found in a string.
 type ref struct {
@@ -209,4 +210,36 @@ func (s *Server) Expand(lookup func(string) (string, bool)) (*Server, error) {
 		c.Cwd = filepath.Join(filepath.Dir(s.Source), c.Cwd)
 	}
 	return &c, nil
+}
+
+// unknownRef returns the first "${...}" of s that is not a reference mcpx
+// expands (nor the $${ escape), or "". A "${" never closed is literal.
+func unknownRef(s string) string {
+	for i := 0; i < len(s); i++ {
+		switch {
+		case strings.HasPrefix(s[i:], "$${"):
+			i += 2
+		case strings.HasPrefix(s[i:], "${"):
+			close := strings.IndexByte(s[i+2:], '}')
+			if close < 0 {
+				return ""
+			}
+			body := s[i+2 : i+2+close]
+			if !knownRef(body) {
+				return s[i : i+2+close+1]
+			}
+			i += 2 + close
+		}
+	}
+	return ""
+}
+
+// knownRef reports whether body, the text between "${" and "}", is a form
+// scanRefs expands.
+func knownRef(body string) bool {
+	if id, ok := strings.CutPrefix(body, "input:"); ok && validInputID(id) {
+		return true
+	}
+	name, _, _ := strings.Cut(strings.TrimPrefix(body, "env:"), ":-")
+	return validVarName(name)
 }

@@ -10,7 +10,7 @@ import (
 func TestExpand(t *testing.T) {
 	root := tempRoot(t)
 	src := write(t, filepath.Join(root, ".mcpx.json"), `{"mcpServers": {
-		"s": {"command": "${BIN}/srv", "args": ["--token=${TOKEN}", "$HOME", "$${LITERAL}", "${input:x}", "${command:y}", "${MISSING_OK:-dflt}", "${env:TOKEN}"],
+		"s": {"command": "${BIN}/srv", "args": ["--token=${TOKEN}", "$HOME", "$${LITERAL}", "${input:x}", "a${open", "${MISSING_OK:-dflt}", "${env:TOKEN}"],
 		      "env": {"A": "${TOKEN}", "B": "plain"}, "cwd": "sub/${SUB}"},
 		"h": {"url": "https://h/${TOKEN}", "headers": {"Authorization": "Bearer ${TOKEN}"}}
 	}}`)
@@ -27,7 +27,7 @@ func TestExpand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"--token=t0k", "$HOME", "${LITERAL}", "asked", "${command:y}", "dflt", "t0k"}
+	want := []string{"--token=t0k", "$HOME", "${LITERAL}", "asked", "a${open", "dflt", "t0k"}
 	if s.Command != "/opt/srv" || !reflect.DeepEqual(s.Args, want) || s.Env["A"] != "t0k" || s.Env["B"] != "plain" ||
 		s.Cwd != filepath.Join(root, "sub", "d") {
 		t.Errorf("expanded = %+v", s)

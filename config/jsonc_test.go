@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -45,10 +46,6 @@ func TestJSONCErrorsArePositioned(t *testing.T) {
 		{"unexpected end", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"\n", 3, 25, ErrSyntax, "end of JSON"},
 		{"unterminated comment", "{\n  /* open\n}", 2, 3, ErrSyntax, "unterminated"},
 		{"top level array", "\n  [1]", 2, 3, ErrType, "object"},
-		{"args not an array", "{\n\"mcpServers\": {\n \"a\": {\"command\": \"x\",\n   \"args\": 5}}}", 4, 12, ErrType, `server "a": args: want an array of strings, not 5`},
-		{"args element", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"args\": [\"1\", true]}}}", 1, 53, ErrType, "args[1]"},
-		{"env value", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": {\"K\": 1}}}}", 1, 52, ErrType, "env.K"},
-		{"entry not an object", "{\"servers\": {\"a\": \"x\"}}", 1, 19, ErrType, `server "a"`},
 		{"server map not an object", "{\"mcpServers\": []}", 1, 16, ErrType, "mcpServers"},
 		{"max not a number", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"mcpx\": {\"max\": \"2\"}}}}", 1, 55, ErrType, "mcpx.max"},
 	}
@@ -70,6 +67,38 @@ func TestJSONCErrorsArePositioned(t *testing.T) {
 			}
 			if !strings.HasPrefix(err.Error(), pe.File+":") || !strings.HasSuffix(pe.File, ".mcpx.json") {
 				t.Errorf("Error() = %q, want FILE:LINE:COL: prefix", err)
+			}
+		})
+	}
+}
+
+// A value of the wrong type in a server entry is that entry's problem,
+// positioned like a parse error; the file still loads.
+func TestEntryProblemsArePositioned(t *testing.T) {
+	tests := []struct {
+		name, src string
+		line, col int
+		contains  string
+	}{
+		{"args not an array", "{\n\"mcpServers\": {\n \"a\": {\"command\": \"x\",\n   \"args\": 5}}}", 4, 12, `args: want an array of strings, not 5`},
+		{"args element", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"args\": [\"1\", true]}}}", 1, 53, "args[1]"},
+		{"env value", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": {\"K\": 1}}}}", 1, 52, "env.K"},
+		{"entry not an object", "{\"servers\": {\"a\": \"x\"}}", 1, 19, `the entry must be an object, not "x"`},
+		{"column counts characters", "{\"mcpServers\": {\"a\": {\"command\": \"é\", \"cwd\": 1}}}", 1, 46, "cwd: want a string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := loadString(t, tt.src)
+			if err != nil {
+				t.Fatalf("an entry problem failed the file: %v", err)
+			}
+			s := c.Servers["a"]
+			if s == nil {
+				t.Fatalf("server missing: %v", c.Names())
+			}
+			want := fmt.Sprintf("%s:%d:%d: ", c.Sources[0], tt.line, tt.col)
+			if !strings.HasPrefix(s.Problem, want) || !strings.Contains(s.Problem, tt.contains) {
+				t.Errorf("problem = %q, want prefix %q containing %q", s.Problem, want, tt.contains)
 			}
 		})
 	}

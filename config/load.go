@@ -199,10 +199,10 @@ func Load(sources []string, self string) (*Config, error) {
 //
 // Each source is read by its host's reader (package hosts): mcpx's own
 // format (.mcpx.json, .mcpx/config.json, .mcp.json, the user config.json,
-// any file no host claims) strictly, every other host's file leniently: a
-// host file that does not parse is a warning and loses only its own
-// servers, an entry mcpx cannot use is listed with its Problem and its
-// siblings load.
+// any file no host claims) by mcpx's parser, every other host's file
+// leniently: a host file that does not parse is a warning and loses only
+// its own servers. In every file, an entry mcpx cannot use is listed with
+// its Problem (with a warning) and its siblings load.
 //
 // Trust: servers from a project-level file (not a user-level file of any
 // host) carry Untrusted unless the file's current content is in the trust
@@ -216,11 +216,15 @@ func Load(sources []string, self string) (*Config, error) {
 // Options are its own block over the merged top-level block over the
 // built-in defaults.
 //
-// Errors are *ParseError (file:line:col) for malformed JSONC, a value of the
-// wrong type, a value not accepted, a server with neither command nor url,
-// and an unknown key inside any `mcpx` block; errors.Is tells the kind
-// (ErrSyntax, ErrType, ErrInvalidValue, ErrUnknownKey). Unknown keys in a
-// server entry are only warnings (Config.Warnings).
+// Errors (mcpx's own files only) are *ParseError (file:line:col) for
+// malformed JSONC, a top-level shape that is not mcpx's (a server map that
+// is not an object, a name in two maps), and an unknown key or a value not
+// accepted inside any `mcpx` block; errors.Is tells the kind (ErrSyntax,
+// ErrType, ErrInvalidValue, ErrUnknownKey). A server entry mcpx cannot use
+// (not an object, a value of the wrong type, neither command nor url, a
+// transport that does not fit, an unknown ${...} form) is not an error: the
+// server's Problem says "FILE:LINE:COL: what". Unknown keys in a server
+// entry are only warnings (Config.Warnings).
 func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 	if len(sources) == 0 {
 		return Builtin(opts.Self), nil

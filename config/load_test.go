@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -251,13 +252,6 @@ func TestBadValues(t *testing.T) {
 		{"cache size", `{"mcpx": {"cache": {"maxBytes": "lots"}}}`, ErrInvalidValue, []string{"mcpx.cache.maxBytes", "512MiB"}},
 		{"bad regexp", `{"mcpServers": {"a": {"command": "x", "mcpx": {"tools": ["ok", "/(/"]}}}}`, ErrInvalidValue, []string{"mcpx.tools", "regexp"}},
 		{"bad glob", `{"mcpServers": {"a": {"command": "x", "mcpx": {"excludeTools": ["[a"]}}}}`, ErrInvalidValue, []string{"mcpx.excludeTools", "glob"}},
-		{"neither command nor url", `{"mcpServers": {"a": {"args": ["x"]}}}`, ErrInvalidValue, []string{`server "a"`, `"command"`, `"url"`}},
-		{"both command and url", `{"mcpServers": {"a": {"command": "x", "url": "http://h"}}}`, ErrInvalidValue, []string{"both"}},
-		{"type mismatch", `{"mcpServers": {"a": {"type": "http", "command": "x"}}}`, ErrInvalidValue, []string{"needs a \"url\""}},
-		{"stdio with url", `{"mcpServers": {"a": {"type": "stdio", "url": "http://h"}}}`, ErrInvalidValue, []string{"needs a \"command\""}},
-		{"unknown type", `{"servers": {"a": {"type": "websocket", "url": "ws://h"}}}`, ErrInvalidValue, []string{"accepted: stdio, http, streamable-http, sse"}},
-		{"opencode type", `{"mcp": {"a": {"type": "stdio", "command": ["x"]}}}`, ErrInvalidValue, []string{"accepted: local, remote"}},
-		{"opencode empty command", `{"mcp": {"a": {"type": "local", "command": []}}}`, ErrInvalidValue, []string{"must name a program"}},
 		{"duplicate across maps", `{"mcpServers": {"a": {"command": "x"}}, "servers": {"a": {"command": "y"}}}`, ErrInvalidValue, []string{"both \"mcpServers\" and \"servers\""}},
 	}
 	for _, tt := range tests {
@@ -276,6 +270,115 @@ func TestBadValues(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An entry mcpx cannot use is that entry's Problem, "FILE:LINE:COL: what"
+// (with a warning), not the file's error: its siblings load.
+func TestEntryProblems(t *testing.T) {
+	tests := []struct {
+		name, entry string
+		col         int // of the finding, on the entry's line
+		contains    []string
+	}{
+		{"neither command nor url", `{"args": ["x"]}`, 1, []string{`needs a "command" (stdio) or a "url" (http, sse)`}},
+		{"windsurf serverUrl", `{"serverUrl": "https://h/mcp"}`, 1, []string{`needs a "command"`, `"serverUrl" is Windsurf's spelling, write "url" here`}},
+		{"gemini httpUrl", `{"httpUrl": "https://h/mcp"}`, 1, []string{`"httpUrl" is Gemini CLI's spelling`}},
+		{"both command and url", `{"command": "x", "url": "http://h"}`, 1, []string{`has both "command" and "url"`}},
+		{"type mismatch", `{"type": "http", "command": "x"}`, 10, []string{`transport http needs a "url"`}},
+		{"stdio with url", `{"type": "stdio", "url": "http://h"}`, 10, []string{`transport stdio needs a "command"`}},
+		{"unknown type", `{"type": "websocket", "url": "ws://h"}`, 10, []string{`type: "websocket" is not accepted (accepted: stdio, http, streamable-http, sse)`}},
+		{"url not http", `{"url": "ws://h/mcp"}`, 9, []string{`url: "ws://h/mcp" is not an http:// or https:// URL`}},
+		{"not an object", `["npx"]`, 1, []string{`the entry must be an object, not ["npx"]`}},
+		{"args not strings", `{"command": "x", "args": "-y pkg"}`, 26, []string{`args: want an array of strings, not "-y pkg"`}},
+		{"unknown variable form", `{"command": "x", "args": ["${workspaceFolder}/a", "${command:y}"]}`, 51, []string{`args[1]: ${command:y} is not a variable form mcpx knows`, `$${`}},
+		{"unknown form in a header", `{"url": "https://h", "headers": {"A": "${ X }"}}`, 39, []string{`headers.A: ${ X } is not a variable form`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := "{\"mcpServers\": {\n\"ok\": {\"command\": \"x\"},\n\"a\": " + tt.entry + "}}"
+			c, err := loadString(t, src)
+			if err != nil {
+				t.Fatalf("an entry problem failed the file: %v", err)
+			}
+			if ok := c.Servers["ok"]; ok == nil || ok.Problem != "" || ok.Transport != TransportStdio {
+				t.Fatalf("sibling did not load: %+v", ok)
+			}
+			a := c.Servers["a"]
+			if a == nil || a.Problem == "" {
+				t.Fatalf("server a: %+v", a)
+			}
+			if want := fmt.Sprintf("%s:3:%d: ", c.Sources[0], 6+tt.col-1); !strings.HasPrefix(a.Problem, want) {
+				t.Errorf("problem %q, want prefix %q", a.Problem, want)
+			}
+			for _, want := range tt.contains {
+				if !strings.Contains(a.Problem, want) {
+					t.Errorf("problem %q lacks %q", a.Problem, want)
+				}
+			}
+			if strings.Contains(a.Problem, `server "a"`) {
+				t.Errorf("problem %q repeats the server's name", a.Problem)
+			}
+			warned := false
+			for _, w := range c.Warnings {
+				warned = warned || strings.Contains(w, `server "a": `) && strings.Contains(w, "it is not started") && strings.HasPrefix(w, c.Sources[0]+":3:")
+			}
+			if !warned {
+				t.Errorf("no warning for the entry: %q", c.Warnings)
+			}
+			if a.Transport != "" {
+				t.Errorf("unusable entry has transport %q", a.Transport)
+			}
+			// Its variables are not captured for it.
+			if vars := c.Vars(); len(vars) != 0 {
+				t.Errorf("vars of an unusable entry captured: %v", vars)
+			}
+		})
+	}
+	// A disabled entry needs nothing more, and removes the name.
+	c, err := loadString(t, `{"mcpServers": {"a": {"args": 5, "mcpx": {"disabled": true}}}}`)
+	if err != nil || len(c.Servers) != 0 || len(c.Warnings) != 0 {
+		t.Errorf("disabled unusable entry: %v %v %q", err, c.Names(), c.Warnings)
+	}
+	// The entry's mcpx block stays strict even when the entry is unusable.
+	_, err = loadString(t, `{"mcpServers": {"a": {"args": 5, "mcpx": {"sharng": "shared"}}}}`)
+	if !errors.Is(err, ErrUnknownKey) {
+		t.Errorf("mcpx block of an unusable entry: %v", err)
+	}
+	// Known forms still load.
+	c, err = loadString(t, `{"mcpServers": {"a": {"command": "x", "args": ["${A}", "${B:-d}", "${env:C}", "${input:d-1}", "$${lit}", "${open", "$HOME"]}}}`)
+	if err != nil || c.Servers["a"].Problem != "" {
+		t.Errorf("known forms: %v %q", err, c.Servers["a"].Problem)
+	}
+}
+
+// An unusable entry is still a definition: it shadows a farther one of the
+// same name rather than silently falling back to it.
+func TestEntryProblemShadows(t *testing.T) {
+	root := tempRoot(t)
+	near := write(t, filepath.Join(root, "p", ".mcpx.json"), `{"mcpServers": {"a": {"command": 5}, "b": {"command": "b"}}}`)
+	far := write(t, filepath.Join(root, ".mcp.json"), `{"mcpServers": {"a": {"command": "far"}}}`)
+	c, err := loadTrusted(t, near, far)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := c.Servers["a"]; a == nil || a.Source != near || !strings.HasPrefix(a.Problem, near+":1:34: command: want a string") {
+		t.Fatalf("a = %+v", a)
+	}
+	if len(c.Shadowed) != 1 || c.Shadowed[0] != (Shadow{Name: "a", Source: far, By: near}) {
+		t.Errorf("shadowed = %+v", c.Shadowed)
+	}
+	if b := c.Servers["b"]; b == nil || b.Problem != "" {
+		t.Errorf("b = %+v", b)
+	}
+}
+
+// The shape of the file stays strict: a server map that is not an object.
+func TestServerMapShape(t *testing.T) {
+	_, err := loadString(t, "{\"mcpServers\": {\"a\": {\"command\": \"x\"}},\n \"servers\": \"x\"}")
+	var pe *ParseError
+	if !errors.As(err, &pe) || !errors.Is(err, ErrType) || pe.Line != 2 || pe.Col != 13 || !strings.Contains(pe.Msg, `"servers" must be an object of servers`) {
+		t.Fatalf("err = %v", err)
 	}
 }
 

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -12,7 +13,8 @@ import (
 
 // parseFile reads one source: its server maps and its top-level mcpx block.
 // Top-level keys other than mcpServers, servers, mcp and mcpx belong to other
-// tools and are ignored.
+// tools and are ignored. The error is the file's: its syntax, its shape, its
+// mcpx blocks; an entry mcpx cannot use only gets a Problem (parseEntry).
 func parseFile(name string, src []byte) (*file, error) {
 	d, err := parseJSONC(name, src)
 	if err != nil {
@@ -54,13 +56,21 @@ func parseFile(name string, src []byte) (*file, error) {
 	return f, nil
 }
 
-// parseEntry reads one server entry of the given top-level format.
+// parseEntry reads one server entry of the given top-level format. A value
+// of the entry mcpx cannot use (a wrong type, a transport that does not
+// fit, neither command nor url, an unknown ${...} form) does not fail the
+// file: the entry keeps the first such finding as its Problem
+// ("FILE:LINE:COL: what"), is listed but never started, and its siblings
+// load. Errors inside the entry's `mcpx` block are mcpx's own settings and
+// stay errors, like the file's syntax and shape.
 func (d *doc) parseEntry(format string, m member, warnings *[]string) (entry, error) {
 	name, n := m.name, m.val
-	if n.kind != '{' {
-		return entry{}, d.errAt(n.start, ErrType, "server %q: the entry must be an object", name)
-	}
 	s := &Server{Name: name, Source: d.file, Raw: d.raw(n)}
+	e := entry{server: s}
+	if n.kind != '{' {
+		d.setProblem(s, d.errAt(n.start, ErrType, "the entry must be an object, not %s", abbrev(d.raw(n))), warnings)
+		return e, nil
+	}
 	if name == "" || strings.ContainsAny(name, ". \t\n") {
 		*warnings = append(*warnings, fmt.Sprintf("%s: server name %q should not be empty or contain dots or spaces: tools are addressed as NAME.TOOL",
 			d.where(m.keyStart), name))
@@ -70,10 +80,11 @@ func (d *doc) parseEntry(format string, m member, warnings *[]string) (entry, er
 		accepted = opencodeKeys
 	}
 	var (
-		e        = entry{server: s}
 		typ      string
 		typAt    int
+		urlAt    int
 		disabled bool
+		problem  *ParseError // the first value mcpx cannot use
 	)
 	for _, k := range n.members {
 		v := k.val
@@ -83,7 +94,9 @@ func (d *doc) parseEntry(format string, m member, warnings *[]string) (entry, er
 		var err error
 		switch {
 		case k.name == "mcpx":
-			e.layer, err = d.parseBlock(v, name, false)
+			if e.layer, err = d.parseBlock(v, name, false); err != nil {
+				return entry{}, err
+			}
 		case k.name == "command" && format == formatOpencode:
 			var cmd []string
 			if cmd, err = d.strList(v, name, k.name); err == nil {
@@ -103,6 +116,7 @@ func (d *doc) parseEntry(format string, m member, warnings *[]string) (entry, er
 			s.Cwd, err = d.str(v, name, k.name)
 		case k.name == "url":
 			s.URL, err = d.str(v, name, k.name)
+			urlAt = v.start
 		case k.name == "headers":
 			s.Headers, err = d.strMap(v, name, k.name)
 		case k.name == "type", k.name == "transport" && format != formatOpencode:
@@ -113,7 +127,9 @@ func (d *doc) parseEntry(format string, m member, warnings *[]string) (entry, er
 			if err == nil && typ != "" && t != typ {
 				err = d.errAt(v.start, ErrInvalidValue, "server %q: %q says %s but \"type\" or \"transport\" already says %s", name, k.name, t, typ)
 			}
-			typ, typAt = t, v.start
+			if err == nil {
+				typ, typAt = t, v.start
+			}
 		case k.name == "enabled" && format == formatOpencode:
 			var on bool
 			if on, err = d.boolean(v, name, k.name); err == nil && !on {
@@ -126,8 +142,8 @@ func (d *doc) parseEntry(format string, m member, warnings *[]string) (entry, er
 			}
 			*warnings = append(*warnings, msg)
 		}
-		if err != nil {
-			return entry{}, err
+		if err != nil && problem == nil && !errors.As(err, &problem) {
+			problem = d.errAt(v.start, ErrInvalidValue, "server %q: %s: %v", name, k.name, err)
 		}
 	}
 	if disabled {
@@ -135,28 +151,117 @@ func (d *doc) parseEntry(format string, m member, warnings *[]string) (entry, er
 		e.layer.disabled = &t
 	}
 	if e.layer.disabled != nil && *e.layer.disabled {
-		return e, nil // a tombstone needs no transport
+		return e, nil // a tombstone needs no transport, and is never started
 	}
+	if problem == nil {
+		problem = d.checkTransport(n, s, name, typ, typAt, urlAt)
+	}
+	if problem == nil {
+		problem = d.checkRefs(n, format, name)
+	}
+	if problem != nil {
+		s.Transport = ""
+		d.setProblem(s, problem, warnings)
+	}
+	return e, nil
+}
+
+// checkTransport sets s.Transport from command, url and type, or says why
+// the entry has no transport mcpx can use.
+func (d *doc) checkTransport(n *node, s *Server, name, typ string, typAt, urlAt int) *ParseError {
 	switch {
 	case s.Command != "" && s.URL != "":
-		return entry{}, d.errAt(n.start, ErrInvalidValue, "server %q: has both \"command\" and \"url\"; keep one", name)
+		return d.errAt(n.start, ErrInvalidValue, "server %q: has both \"command\" and \"url\"; keep one", name)
 	case s.Command != "":
 		if typ != "" && typ != TransportStdio {
-			return entry{}, d.errAt(typAt, ErrInvalidValue, "server %q: transport %s needs a \"url\", not a \"command\"", name, typ)
+			return d.errAt(typAt, ErrInvalidValue, "server %q: transport %s needs a \"url\", not a \"command\"", name, typ)
 		}
 		s.Transport = TransportStdio
 	case s.URL != "":
 		if typ == TransportStdio {
-			return entry{}, d.errAt(typAt, ErrInvalidValue, "server %q: transport stdio needs a \"command\", not a \"url\"", name)
+			return d.errAt(typAt, ErrInvalidValue, "server %q: transport stdio needs a \"command\", not a \"url\"", name)
+		}
+		if u := strings.ToLower(s.URL); !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "${") {
+			return d.errAt(urlAt, ErrInvalidValue, "server %q: url: %q is not an http:// or https:// URL", name, s.URL)
 		}
 		s.Transport = TransportHTTP
 		if typ == TransportSSE {
 			s.Transport = TransportSSE
 		}
 	default:
-		return entry{}, d.errAt(n.start, ErrInvalidValue, "server %q: needs a \"command\" (stdio) or a \"url\" (http, sse)", name)
+		msg := fmt.Sprintf("server %q: needs a \"command\" (stdio) or a \"url\" (http, sse)", name)
+		for _, k := range n.members {
+			if hint, ok := otherURLKeys[k.name]; ok && !isNull(d, k.val) {
+				msg += fmt.Sprintf("; %q is %s, write \"url\" here", k.name, hint)
+				break
+			}
+		}
+		return d.errAt(n.start, ErrInvalidValue, "%s", msg)
 	}
-	return e, nil
+	return nil
+}
+
+// otherURLKeys are other hosts' spellings of a server's URL, named in the
+// message of an entry that has neither command nor url.
+var otherURLKeys = map[string]string{
+	"serverUrl": "Windsurf's spelling",
+	"httpUrl":   "Gemini CLI's spelling (streamable HTTP)",
+}
+
+// checkRefs finds the first ${...} in a value mcpx expands (command, args,
+// env, cwd, url, headers) that is not a form mcpx knows: such text is never
+// passed on literally.
+func (d *doc) checkRefs(n *node, format, name string) *ParseError {
+	check := func(v *node, key string) *ParseError {
+		if v.kind != '"' {
+			return nil
+		}
+		var str string
+		if json.Unmarshal(d.raw(v), &str) != nil {
+			return nil
+		}
+		if bad := unknownRef(str); bad != "" {
+			return d.errAt(v.start, ErrInvalidValue, "server %q: %s: %s is not a variable form mcpx knows (${VAR}, ${VAR:-default}, ${env:VAR}, ${input:ID}); write $${ for a literal ${", name, key, bad)
+		}
+		return nil
+	}
+	for _, k := range n.members {
+		switch k.name {
+		case "command", "args", "env", "cwd", "url", "headers", "environment":
+		default:
+			continue
+		}
+		v := k.val
+		var pe *ParseError
+		switch v.kind {
+		case '"':
+			pe = check(v, k.name)
+		case '[':
+			for i, el := range v.elems {
+				if pe = check(el, fmt.Sprintf("%s[%d]", k.name, i)); pe != nil {
+					break
+				}
+			}
+		case '{':
+			for _, el := range v.members {
+				if pe = check(el.val, k.name+"."+el.name); pe != nil {
+					break
+				}
+			}
+		}
+		if pe != nil {
+			return pe
+		}
+	}
+	return nil
+}
+
+// setProblem records pe as the Problem of s: "FILE:LINE:COL: what" (the
+// server's name is said by whoever shows it), with a warning.
+func (d *doc) setProblem(s *Server, pe *ParseError, warnings *[]string) {
+	what := strings.TrimPrefix(pe.Msg, fmt.Sprintf("server %q: ", s.Name))
+	s.Problem = fmt.Sprintf("%s:%d:%d: %s", pe.File, pe.Line, pe.Col, what)
+	*warnings = append(*warnings, fmt.Sprintf("%s:%d:%d: server %q: %s; it is not started", pe.File, pe.Line, pe.Col, s.Name, what))
 }
 
 // transport maps a "type"/"transport" value to a Transport constant.

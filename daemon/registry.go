@@ -116,7 +116,11 @@ func runnable(s *config.Server) error {
 		e.body.Namespace = s.Name
 		return e
 	case s.Problem != "":
-		e := apiErr(http.StatusUnprocessableEntity, api.CodeConfig, "server %s cannot be used: %s (%s)", s.Name, s.Problem, s.Source)
+		where := " (" + s.Source + ")"
+		if strings.HasPrefix(s.Problem, s.Source+":") {
+			where = "" // mcpx's own files: the problem starts with FILE:LINE:COL
+		}
+		e := apiErr(http.StatusUnprocessableEntity, api.CodeConfig, "server %s cannot be used: %s%s", s.Name, s.Problem, where)
 		e.body.Namespace = s.Name
 		return e
 	}

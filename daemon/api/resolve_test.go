@@ -162,7 +162,8 @@ func TestResolveDirErrors(t *testing.T) {
 		t.Errorf("a file: err = %v, want CodeDirectoryNotFound", err)
 	}
 
-	bad, badCfg := w.project(t, "bad", "{\n  \"mcpServers\": {\n    \"x\": {\"command\": 5}\n  }\n}\n")
+	// A syntax error (an unusable entry alone is only that server's problem).
+	bad, badCfg := w.project(t, "bad", "{\n  \"mcpServers\": {\n    \"x\": {\"command\": \"x\",,}\n  }\n}\n")
 	_, err = ResolveDir(bad, w.paths, w.getenv)
 	var pe *config.ParseError
 	if !errors.As(err, &pe) {

@@ -345,7 +345,9 @@ func TestOverridesDoNotLeakIntoResolve(t *testing.T) {
 
 	// Errors are typed: relative → 400 directory_not_absolute, missing →
 	// 400 directory_not_found, a broken config → 422 naming file:line:col.
-	broken := e.WriteFile("broken/.mcp.json", "{\n  \"mcpServers\": {\n    \"x\": {\"command\": 5}\n  }\n}\n")
+	// (A syntax error: an unusable entry alone would only be that entry's
+	// problem.)
+	broken := e.WriteFile("broken/.mcp.json", "{\n  \"mcpServers\": {\n    \"x\": {\"command\": \"x\",,}\n  }\n}\n")
 	for _, c := range []struct {
 		dir    string
 		status int

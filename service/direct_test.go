@@ -90,7 +90,9 @@ func fakeDaemon(mode string) int {
 	signal.Notify(sig, syscall.SIGTERM)
 	// The info file goes first (atomically) so a test that sees the socket
 	// answer also sees it.
-	info := api.InfoFile{DaemonKey: string(key), Socket: sock, Pid: os.Getpid(), Manager: NameDirect, StartedAt: time.Now()}
+	// With its start time, as the real daemon writes it: the command line
+	// alone cannot prove the pid while the process exits (/proc empties it).
+	info := api.InfoFile{DaemonKey: string(key), Socket: sock, Pid: os.Getpid(), PidStart: proc.StartTime(os.Getpid()), Manager: NameDirect, StartedAt: time.Now()}
 	if err := api.WriteJSONAtomic(paths.Info(key), info, 0o600); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -63,6 +63,9 @@ type toolView struct {
 
 	briefOnce    sync.Once
 	briefEncoded []byte
+
+	searchOnce sync.Once
+	search     []scoredDoc // the tools with their search documents
 }
 
 // bigIndex is the number of tools from which building an index or an

@@ -86,7 +86,11 @@ const summaryMax = 100
 
 // oneLine keeps tabs and newlines from breaking a table row.
 func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\t\n\r") {
+	clean := true
+	for i := 0; i < len(s) && clean; i++ {
+		clean = s[i] != '\t' && s[i] != '\n' && s[i] != '\r'
+	}
+	if clean {
 		return s
 	}
 	return strings.NewReplacer("\t", " ", "\n", " ", "\r", "").Replace(s)

@@ -17,11 +17,20 @@ func (c *Client) Tools(ctx context.Context, ns string) (*api.ToolsResponse, erro
 }
 
 // ToolsBrief is Tools without definitions and annotations (GET
-// /v1/tools?brief=1): namespaces, names and descriptions, for listings.
+// /v1/tools?brief=1): namespaces, names and descriptions, for listings,
+// read as rows (api.DecodeToolRows).
 func (c *Client) ToolsBrief(ctx context.Context, ns string) (*api.ToolsResponse, error) {
-	var r api.ToolsResponse
+	var r toolRows
 	if err := c.get(ctx, api.PathTools, url.Values{"ns": {ns}, "brief": {"1"}}, &r); err != nil {
 		return nil, err
 	}
-	return &r, nil
+	return r.ToolsResponse, nil
+}
+
+// toolRows decodes the brief list's application/x-ndjson rows.
+type toolRows struct{ *api.ToolsResponse }
+
+func (r *toolRows) decodeAnswer(data []byte) (err error) {
+	r.ToolsResponse, err = api.DecodeToolRows(data)
+	return err
 }

@@ -249,10 +249,21 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	if out == nil {
 		return nil
 	}
-	if err := json.Unmarshal(data, out); err != nil {
+	if d, ok := out.(answerDecoder); ok {
+		err = d.decodeAnswer(data)
+	} else {
+		err = json.Unmarshal(data, out)
+	}
+	if err != nil {
 		return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
 	}
 	return nil
+}
+
+// answerDecoder is an answer that is not one JSON document (out of do
+// decodes itself).
+type answerDecoder interface {
+	decodeAnswer(data []byte) error
 }
 
 // boundOf is the bound of a request under ctx: the one withBound put on

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -403,14 +404,24 @@ func TestPprofOnlyWithMCPXDebug(t *testing.T) {
 	}
 }
 
-// ?brief=1 lists names and descriptions only, in the same order.
+// ?brief=1 lists names and descriptions only, in the same order, as rows
+// (api.DecodeToolRows), encoded once and the same on every request.
 func TestToolsBrief(t *testing.T) {
 	_, d, _ := startFixture(t)
 	var rr api.RefreshResponse
 	d.mustOK(http.MethodPost, api.PathRefresh, api.RefreshRequest{Namespace: "fx"}, &rr)
-	var full, brief api.ToolsResponse
+	var full api.ToolsResponse
+	var raw, again []byte
 	d.mustOK(http.MethodGet, api.PathTools+"?ns=fx", nil, &full)
-	d.mustOK(http.MethodGet, api.PathTools+"?ns=fx&brief=1", nil, &brief)
+	d.mustOK(http.MethodGet, api.PathTools+"?ns=fx&brief=1", nil, &raw)
+	d.mustOK(http.MethodGet, api.PathTools+"?ns=fx&brief=1", nil, &again)
+	if !bytes.Equal(raw, again) {
+		t.Errorf("two brief lists differ:\n%s\n%s", raw, again)
+	}
+	brief, err := api.DecodeToolRows(raw)
+	if err != nil {
+		t.Fatalf("%v in %q", err, raw)
+	}
 	if len(brief.Tools) != len(full.Tools) || len(full.Tools) == 0 || brief.Namespace.Tools != full.Namespace.Tools {
 		t.Fatalf("brief %d tools, full %d", len(brief.Tools), len(full.Tools))
 	}

@@ -63,6 +63,9 @@ type toolView struct {
 
 	briefOnce    sync.Once
 	briefEncoded []byte
+
+	searchOnce sync.Once
+	search     []scoredDoc // the tools with their search documents
 }
 
 // bigIndex is the number of tools from which building an index or an
@@ -86,21 +89,16 @@ func (v *toolView) encodedList() []byte {
 	return v.encoded
 }
 
-// brief is tools as a JSON array of namespace, name and description only
-// (what a listing shows), encoded on first use.
+// brief is the rows of the brief list (api.AppendToolRow: name and
+// description, what a listing shows), encoded on first use.
 func (v *toolView) brief() []byte {
 	v.briefOnce.Do(func() {
-		type briefTool struct {
-			Namespace   string `json:"namespace"`
-			Name        string `json:"name"`
-			Description string `json:"description,omitempty"`
+		var b []byte
+		for _, t := range v.tools {
+			b = api.AppendToolRow(b, t.Name, t.Description)
 		}
-		b := make([]briefTool, len(v.tools))
-		for i, t := range v.tools {
-			b[i] = briefTool{t.Namespace, t.Name, t.Description}
-		}
-		v.briefEncoded, _ = json.Marshal(b)
-		releaseIfBig(len(b))
+		v.briefEncoded = b
+		releaseIfBig(len(v.tools))
 	})
 	return v.briefEncoded
 }

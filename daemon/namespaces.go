@@ -110,8 +110,9 @@ func (d *daemon) serveNamespaces(w http.ResponseWriter, r *http.Request) error {
 }
 
 // serveTools answers GET /v1/tools?ns=[&brief=1]. An unread namespace
-// answers 200 with no tools and state "unread". brief=1 answers each tool
-// with its namespace, name and description only.
+// answers 200 with no tools and state "unread". brief=1 answers
+// application/x-ndjson rows, each tool's name and description only
+// (api.DecodeToolRows reads them).
 func (d *daemon) serveTools(w http.ResponseWriter, r *http.Request) error {
 	return d.serveToolList(w, r, "")
 }
@@ -165,19 +166,26 @@ func (d *daemon) serveToolList(w http.ResponseWriter, r *http.Request, tool stri
 		}
 		resp.Tools = []api.Tool{t}
 	}
-	if tool == "" && v != nil {
+	if tool == "" {
 		// The whole list was encoded once, with the view; ?brief=1
-		// leaves out definitions and annotations (`ls NS` shows neither).
-		list := v.encodedList()
-		if r.URL.Query().Get("brief") == "1" {
-			list = v.brief()
+		// answers rows of names and descriptions (what `ls NS` shows),
+		// also encoded once.
+		head, err := json.Marshal(resp.Namespace)
+		if err != nil {
+			return err
 		}
-		if list != nil {
-			head, err := json.Marshal(resp.Namespace)
-			if err != nil {
-				return err
+		if r.URL.Query().Get("brief") == "1" {
+			var rows []byte
+			if v != nil {
+				rows = v.brief()
 			}
-			return writeRawJSON(w, []byte(`{"namespace":`), head, []byte(`,"tools":`), list, []byte("}\n"))
+			w.Header().Set("Content-Type", api.ContentTypeNDJSON)
+			return writeRaw(w, []byte(`{"namespace":`), head, []byte("}\n"), rows)
+		}
+		if v != nil {
+			if list := v.encodedList(); list != nil {
+				return writeRawJSON(w, []byte(`{"namespace":`), head, []byte(`,"tools":`), list, []byte("}\n"))
+			}
 		}
 	}
 	return writeJSON(w, resp)

@@ -158,14 +158,17 @@ var stopWords = func() map[string]bool {
 	return m
 }()
 
-// scoredDoc is a candidate of one search.
+// scoredDoc is a candidate of one search: a tool of a view (not copied)
+// and its search document.
 type scoredDoc struct {
-	tool api.Tool
+	tool *api.Tool
 	doc  *searchDoc
 }
 
 // rank scores docs against the query terms with BM25 and returns the hits
-// with a positive score, best first, ties by namespace.tool, at most limit.
+// with a positive score, best first, ties by namespace.tool, at most limit
+// (0: all). Only the hits returned are built: with a limit, the best are
+// kept in a bounded sorted list as the scores are computed.
 func rank(docs []scoredDoc, query []string, limit int) []api.SearchHit {
 	hits := []api.SearchHit{}
 	if len(query) == 0 || len(docs) == 0 {
@@ -180,49 +183,97 @@ func rank(docs []scoredDoc, query []string, limit int) []api.SearchHit {
 	if avg == 0 {
 		avg = 1
 	}
-	seen := map[string]bool{}
 	var uniq []string
 	for _, q := range query {
-		if !seen[q] {
-			seen[q] = true
+		if !slices.Contains(uniq, q) {
 			uniq = append(uniq, q)
 		}
 	}
-	idf := make(map[string]float64, len(uniq))
-	for _, q := range uniq {
+	idf := make([]float64, len(uniq))
+	for j, q := range uniq {
 		var df float64
 		for _, d := range docs {
 			if d.doc.tf[q] > 0 {
 				df++
 			}
 		}
-		idf[q] = math.Log(1 + (n-df+0.5)/(df+0.5))
+		idf[j] = math.Log(1 + (n-df+0.5)/(df+0.5))
 	}
-	for _, d := range docs {
+	type scored struct {
+		score float64
+		i     int
+	}
+	// before orders two candidates: higher score first, then by
+	// namespace.tool.
+	before := func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return compareQualified(docs[a.i].tool, docs[b.i].tool)
+	}
+	var top []scored
+	for i, d := range docs {
 		var s float64
-		for _, q := range uniq {
+		for j, q := range uniq {
 			tf := d.doc.tf[q]
 			if tf == 0 {
 				continue
 			}
-			s += idf[q] * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.doc.length/avg))
+			s += idf[j] * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.doc.length/avg))
 		}
-		if s > 0 {
-			t := d.tool
-			t.Definition = nil // results name tools; `mcpx schema` has the rest
-			hits = append(hits, api.SearchHit{Tool: t, Score: math.Round(s*1000) / 1000})
+		if s <= 0 {
+			continue
 		}
+		c := scored{math.Round(s*1000) / 1000, i}
+		if limit <= 0 {
+			top = append(top, c)
+			continue
+		}
+		if len(top) == limit && before(c, top[limit-1]) >= 0 {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(top, c, before)
+		if len(top) == limit {
+			top = top[:limit-1]
+		}
+		top = slices.Insert(top, at, c)
 	}
-	slices.SortFunc(hits, func(a, b api.SearchHit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Namespace+"."+a.Name, b.Namespace+"."+b.Name)
-	})
-	if limit > 0 && len(hits) > limit {
-		hits = hits[:limit]
+	if limit <= 0 {
+		slices.SortFunc(top, before)
+	}
+	for _, c := range top {
+		t := *docs[c.i].tool
+		t.Definition = nil // results name tools; `mcpx schema` has the rest
+		hits = append(hits, api.SearchHit{Tool: t, Score: c.score})
 	}
 	return hits
+}
+
+// compareQualified compares a.Namespace+"."+a.Name with b's, without
+// building the strings.
+func compareQualified(a, b *api.Tool) int {
+	if a.Namespace == b.Namespace {
+		return strings.Compare(a.Name, b.Name)
+	}
+	la, lb := len(a.Namespace)+1+len(a.Name), len(b.Namespace)+1+len(b.Name)
+	for i := 0; i < la && i < lb; i++ {
+		if x, y := qualifiedAt(a, i), qualifiedAt(b, i); x != y {
+			return cmp.Compare(x, y)
+		}
+	}
+	return cmp.Compare(la, lb)
+}
+
+// qualifiedAt is byte i of t.Namespace+"."+t.Name.
+func qualifiedAt(t *api.Tool, i int) byte {
+	switch n := len(t.Namespace); {
+	case i < n:
+		return t.Namespace[i]
+	case i == n:
+		return '.'
+	default:
+		return t.Name[i-n-1]
+	}
 }
 
 // serveSearch answers GET /v1/search?q=WORDS[&ns=NS][&limit=N]. A query
@@ -271,15 +322,28 @@ func (d *daemon) serveSearch(w http.ResponseWriter, r *http.Request) error {
 		if view == nil {
 			continue
 		}
-		all := view.list()
 		// Documents cover every tool of the snapshot; the server's tool
-		// filters apply through the view.
-		byName := d.derived.of(snap).docsOf(s.Name, snap.Tools)
-		for _, t := range all {
-			if doc := byName[t.Name]; doc != nil {
-				docs = append(docs, scoredDoc{tool: t, doc: doc})
-			}
-		}
+		// filters apply through the view, which pairs its tools with
+		// their documents once.
+		docs = append(docs, view.searchDocs(func() map[string]*searchDoc {
+			return d.derived.of(snap).docsOf(s.Name, snap.Tools)
+		})...)
 	}
 	return writeJSON(w, api.SearchResponse{Query: q, Results: rank(docs, terms(strings.Join(text, " ")), limit), Unread: unread})
+}
+
+// searchDocs pairs the view's tools with their search documents (from
+// docsOf, called once per view: the view and the documents both belong to
+// one snapshot), in the view's order.
+func (v *toolView) searchDocs(docsOf func() map[string]*searchDoc) []scoredDoc {
+	v.searchOnce.Do(func() {
+		byName := docsOf()
+		v.search = make([]scoredDoc, 0, len(v.tools))
+		for i := range v.tools {
+			if doc := byName[v.tools[i].Name]; doc != nil {
+				v.search = append(v.search, scoredDoc{tool: &v.tools[i], doc: doc})
+			}
+		}
+	})
+	return v.search
 }

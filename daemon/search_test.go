@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -45,8 +46,8 @@ func TestWords(t *testing.T) {
 // searchTools ranks tools as serveSearch does, without a daemon.
 func searchTools(tools []api.Tool, q string, limit int) []string {
 	var docs []scoredDoc
-	for _, t := range tools {
-		docs = append(docs, scoredDoc{tool: t, doc: newSearchDoc(t)})
+	for i := range tools {
+		docs = append(docs, scoredDoc{tool: &tools[i], doc: newSearchDoc(tools[i])})
 	}
 	var out []string
 	for _, h := range rank(docs, terms(q), limit) {
@@ -119,5 +120,34 @@ func TestSearchRoute(t *testing.T) {
 	}
 	if code, e := d.do(http.MethodGet, api.PathSearch+"?q=", nil, nil); code != http.StatusBadRequest || e.Code != api.CodeBadRequest {
 		t.Errorf("empty search: %d %+v", code, e)
+	}
+}
+
+// A limit keeps the best hits of the whole ranking, in its order, also
+// when scores tie across namespaces whose names are prefixes of each other.
+func TestSearchLimitIsTopOfRanking(t *testing.T) {
+	var tools []api.Tool
+	for i := range 60 {
+		ns := []string{"a", "a-", "ab", "b"}[i%4]
+		desc := strings.Repeat("filler ", i%7) + "image"
+		if i%5 == 0 {
+			desc = "picture"
+		}
+		tools = append(tools, api.Tool{Namespace: ns, Name: fmt.Sprintf("t%02d", i%9), Description: desc})
+	}
+	all := searchTools(tools, "image picture", 0)
+	if len(all) != len(tools) {
+		t.Fatalf("every tool matches one of the words: %d of %d", len(all), len(tools))
+	}
+	for _, limit := range []int{1, 2, 7, 10, 59, 60, 100} {
+		got := searchTools(tools, "image picture", limit)
+		want := all[:min(limit, len(all))]
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("limit %d = %v, want %v", limit, got, want)
+		}
+	}
+	// Ties sort by namespace.tool as a string: "a-.t00" before "a.t00".
+	if got := compareQualified(&api.Tool{Namespace: "a-", Name: "t"}, &api.Tool{Namespace: "a", Name: "t"}); got >= 0 {
+		t.Errorf("a-.t sorts after a.t: %d", got)
 	}
 }

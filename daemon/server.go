@@ -120,6 +120,11 @@ func newEncoder(w io.Writer) *json.Encoder {
 // JSON).
 func writeRawJSON(w http.ResponseWriter, parts ...[]byte) error {
 	w.Header().Set("Content-Type", "application/json")
+	return writeRaw(w, parts...)
+}
+
+// writeRaw answers 200 with parts, under the Content-Type already set.
+func writeRaw(w http.ResponseWriter, parts ...[]byte) error {
 	n := 0
 	for _, p := range parts {
 		n += len(p)

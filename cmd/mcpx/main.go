@@ -9,14 +9,32 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/mcpx-dev/mcpx/cli"
 )
 
 func main() {
+	collectLate()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, os.Args, cli.Hooks{})
 	stop()
 	os.Exit(code)
+}
+
+// shortLivedHeap is the heap up to which mcpx runs without collecting.
+const shortLivedHeap = 64 << 20
+
+// collectLate turns the collector's pacing off in favour of a memory
+// limit: mcpx lives for one command, and collecting the garbage of, say,
+// a 10,000-tool listing costs more than the memory it would give back. A
+// command whose heap nears shortLivedHeap is collected as usual. GOGC or
+// GOMEMLIMIT in the environment keep their meaning.
+func collectLate() {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(shortLivedHeap)
+	debug.SetGCPercent(-1)
 }

@@ -28,9 +28,11 @@ const shortLivedHeap = 64 << 20
 
 // collectLate turns the collector's pacing off in favour of a memory
 // limit: mcpx lives for one command, and collecting the garbage of, say,
-// a 10,000-tool listing costs more than the memory it would give back. A
-// command whose heap nears shortLivedHeap is collected as usual. GOGC or
-// GOMEMLIMIT in the environment keep their meaning.
+// a 10,000-tool listing costs more than the memory it would give back.
+// Once the heap nears shortLivedHeap the runtime collects to stay near it
+// (more often than usual when a command holds more than that live, e.g. a
+// large --raw result; the runtime caps the collector at about half the
+// CPU). GOGC or GOMEMLIMIT in the environment keep their meaning.
 func collectLate() {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return

@@ -371,7 +371,8 @@ func TestCallTimeoutCancels(t *testing.T) {
 func TestContextCancelReachesServer(t *testing.T) {
 	p := newPools(t, Options{})
 	log := filepath.Join(t.TempDir(), "cancel.log")
-	spec := fixtureSpec(t, config.Options{}, map[string]string{fixture.CancelLogEnv: log})
+	started := filepath.Join(t.TempDir(), "started.log")
+	spec := fixtureSpec(t, config.Options{}, map[string]string{fixture.CancelLogEnv: log, fixture.StartedLogEnv: started})
 	call(t, p, spec, Caller{}, "echo", `{"text":"warm"}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -379,7 +380,12 @@ func TestContextCancelReachesServer(t *testing.T) {
 		_, err := p.Call(ctx, spec, Caller{}, "slow", json.RawMessage(`{"seconds":31}`))
 		done <- err
 	}()
-	time.Sleep(100 * time.Millisecond) // let the request reach the server
+	// Cancel a call known to be running in the server (a cancel before
+	// the request was written has nothing to tell the server).
+	eventually(t, "slow to start", func() bool {
+		b, _ := os.ReadFile(started)
+		return strings.Contains(string(b), "started 31")
+	})
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)

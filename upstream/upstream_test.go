@@ -497,9 +497,23 @@ func TestExclusiveMaxOneSerialises(t *testing.T) {
 
 func TestExclusiveQueueTimesOut(t *testing.T) {
 	p := newPools(t, Options{})
-	spec := fixtureSpec(t, config.Options{Sharing: config.SharingExclusive, Max: 1, CallTimeout: config.Duration(2 * time.Second)}, nil)
-	go p.Call(context.Background(), spec, Caller{}, "slow", json.RawMessage(`{"seconds":1.5}`))
-	eventually(t, "the first instance", func() bool { return p.Live(spec.Hash) == 1 })
+	started := filepath.Join(t.TempDir(), "started.log")
+	spec := fixtureSpec(t, config.Options{Sharing: config.SharingExclusive, Max: 1},
+		map[string]string{fixture.StartedLogEnv: started})
+	// The only instance is busy until the test ends, however slow the
+	// machine (a slow call of fixed length could end before the queued
+	// call's deadline).
+	slowCtx, stopSlow := context.WithCancel(context.Background())
+	slowDone := make(chan struct{})
+	go func() {
+		defer close(slowDone)
+		p.Call(slowCtx, spec, Caller{}, "slow", json.RawMessage(`{"seconds":600}`))
+	}()
+	defer func() { stopSlow(); <-slowDone }()
+	eventually(t, "slow to hold the only instance", func() bool {
+		b, _ := os.ReadFile(started)
+		return len(b) > 0
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if _, err := p.Call(ctx, spec, Caller{}, "pid", nil); !errors.Is(err, context.DeadlineExceeded) {

@@ -106,10 +106,11 @@ func call(t *testing.T, p *Pools, spec Spec, c Caller, tool, args string) string
 	return text(t, raw)
 }
 
-// eventually polls cond until it holds (bounded at 5 s).
+// eventually polls cond until it holds (bounded generously: the machine
+// may be loaded).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	testkit.Eventually(t, 5*time.Second, what, cond)
+	testkit.Eventually(t, 30*time.Second, what, cond)
 }
 
 func processGone(pid int) bool {

@@ -170,7 +170,7 @@ func TestStatusNeverActivates(t *testing.T) {
 	if _, err := m.Systemctl("kill", "--signal=KILL", "mcpx@builtin.service"); err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, 10*time.Second, "the service to fail", func() bool {
+	testkit.Eventually(t, 60*time.Second, "the service to fail", func() bool {
 		return unitState(t, m, "mcpx@builtin.service") == "failed"
 	})
 	e.JSON(&st, "status")
@@ -329,7 +329,7 @@ func TestDirectManagerBehavesTheSame(t *testing.T) {
 		t.Fatalf("status while running: %+v (daemon pids %v)", st, pids)
 	}
 	e.MustOK("stop")
-	testkit.Eventually(t, 10*time.Second, "the daemon to exit", func() bool { return len(daemonPIDs("builtin")) == 0 })
+	testkit.Eventually(t, 60*time.Second, "the daemon to exit", func() bool { return len(daemonPIDs("builtin")) == 0 })
 	e.JSON(&st, "status")
 	if st.Service.State == "running" || st.Live != nil {
 		t.Fatalf("status after stop: %+v", st)

@@ -107,7 +107,7 @@ func TestNpmServers(t *testing.T) {
 
 	// After stop, discovery answers from the cache and starts no server.
 	e.MustOK("stop")
-	testkit.Eventually(t, 10*time.Second, "every server process to exit after stop", func() bool {
+	testkit.Eventually(t, 60*time.Second, "every server process to exit after stop", func() bool {
 		return len(serverProcesses(e)) == 0
 	})
 	e.JSON(&ns, "ls")

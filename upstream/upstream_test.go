@@ -353,7 +353,11 @@ func TestStopSignalsGroup(t *testing.T) {
 func TestCallTimeoutCancels(t *testing.T) {
 	p := newPools(t, Options{})
 	log := filepath.Join(t.TempDir(), "cancel.log")
-	spec := fixtureSpec(t, config.Options{CallTimeout: config.Duration(300 * time.Millisecond)},
+	// mcp-go's stdio server hands a tools/call to a worker goroutine but
+	// handles notifications/cancelled on its read loop: a cancel that
+	// overtakes the worker is lost. The timeout leaves the worker ample
+	// time to take the call even on a loaded machine.
+	spec := fixtureSpec(t, config.Options{CallTimeout: config.Duration(2 * time.Second)},
 		map[string]string{fixture.CancelLogEnv: log})
 	_, err := p.Call(context.Background(), spec, Caller{}, "slow", json.RawMessage(`{"seconds":30}`))
 	var te *TimeoutError

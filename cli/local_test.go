@@ -183,7 +183,7 @@ type syncBuffer = testkit.SyncBuffer
 // waitFor polls cond (the test's only notion of time is "eventually").
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	testkit.Eventually(t, 10*time.Second, "the tailed output", cond)
+	testkit.Eventually(t, 60*time.Second, "the tailed output", cond)
 }
 
 func TestJSONLinesSplitsWritesIntoObjects(t *testing.T) {

@@ -62,8 +62,10 @@ func TestNoAnswerEndsWithinTheBound(t *testing.T) {
 func TestCancelClosesTheConnection(t *testing.T) {
 	c, ln := newTestClient(t)
 	eof := make(chan error, 1)
+	read := make(chan struct{})
 	serve(ln, func(_ int64, conn net.Conn) {
 		readRequest(t, conn)
+		close(read)
 		_, err := conn.Read(make([]byte, 1))
 		eof <- err
 		conn.Close()
@@ -74,7 +76,13 @@ func TestCancelClosesTheConnection(t *testing.T) {
 		_, err := c.Call(ctx, api.CallRequest{Namespace: "demo", Tool: "slow"})
 		done <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// Cancel once the daemon has the request (before, there would be no
+	// connection to close).
+	select {
+	case <-read:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call never reached the daemon")
+	}
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Call: %v", err)

@@ -79,7 +79,7 @@ func (d *daemon) keepSocket(ctx context.Context, srv *http.Server) {
 		bound = ino()
 		d.log.Printf("socket %s was removed; bound it again", d.socket)
 		go func(ln net.Listener) {
-			if err := srv.Serve(newLimitListener(ln, d.opts.MaxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := d.lns.serve(srv, newLimitListener(ln, d.opts.MaxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				d.log.Printf("serve re-bound socket: %v", err)
 			}
 		}(ln)

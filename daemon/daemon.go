@@ -135,6 +135,11 @@ type daemon struct {
 	bgClosed bool
 
 	tasks taskTable // tasks.go
+
+	// lns and unanswered let a stop answer every request it accepted
+	// (drain.go).
+	lns        listeners
+	unanswered *unanswered
 }
 
 // Run serves on ln until ctx is done or the daemon decides to exit (idle
@@ -180,6 +185,7 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 		quit:    make(chan string, 1),
 
 		statusPoke: make(chan struct{}, 1),
+		unanswered: newUnanswered(),
 	}
 	alive, err := takeAlive(opts.Paths.Alive(opts.Key), opts.ShutdownGrace+5*time.Second)
 	if err != nil {
@@ -223,6 +229,7 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	srv := &http.Server{
 		Handler:           d.handler(),
 		ConnContext:       connContext,
+		ConnState:         d.unanswered.connState,
 		ReadHeaderTimeout: min(defaultReadHeaderTimeout, opts.ReadTimeout),
 		ReadTimeout:       opts.ReadTimeout,
 		IdleTimeout:       opts.IdleTimeout,
@@ -235,7 +242,7 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 		d.log.Printf("%v", err)
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- d.lns.serve(srv, ln) }()
 	for _, w := range opts.Config.Warnings {
 		d.log.Printf("config: %s", w)
 	}
@@ -270,10 +277,15 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	notify("STOPPING=1")
 	stopLoops()
 
-	// Stop accepting, serve what was already accepted and let calls in
+	// Stop accepting, answer what was already accepted and let calls in
 	// flight finish within the grace; idle keep-alive connections are
-	// closed (clients retry those).
+	// closed (clients retry those). See drain.go for why Shutdown comes
+	// last.
 	grace, cancel := context.WithTimeout(context.Background(), opts.ShutdownGrace)
+	d.lns.close()
+	if n := d.unanswered.wait(grace); n > 0 {
+		d.log.Printf("stop serving: %d connections sent no request within %s", n, opts.ShutdownGrace)
+	}
 	if err := srv.Shutdown(grace); err != nil {
 		d.log.Printf("stop serving: %v; closing remaining connections", err)
 		srv.Close()

@@ -53,6 +53,8 @@ type world struct {
 	env     map[string]string // the daemon's own environment
 	paths   config.Paths
 	sock    string // socket path instead of paths.Socket
+	// wrapLn, when set, wraps the listener start hands to Run.
+	wrapLn func(net.Listener) net.Listener
 }
 
 func newWorld(t testing.TB, cfgJSON string) *world {
@@ -155,6 +157,9 @@ func (w *world) start(opts ...runOpt) *testDaemon {
 	ln, err := bind(sock)
 	if err != nil {
 		w.t.Fatal(err)
+	}
+	if w.wrapLn != nil {
+		ln = w.wrapLn(ln)
 	}
 	d := &testDaemon{t: w.t, w: w, key: key, sock: sock, done: make(chan error, 1), logs: &syncBuffer{}}
 	o := Options{

@@ -53,9 +53,15 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
 }
 
+// Close closes the listener; later calls do nothing (the daemon closes
+// its listeners before http.Server.Shutdown, which closes them again).
 func (l *limitListener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return l.Listener.Close()
+	var err error
+	l.closeOnce.Do(func() {
+		close(l.done)
+		err = l.Listener.Close()
+	})
+	return err
 }
 
 // limitConn gives its slot back once, on the first Close.

@@ -64,6 +64,8 @@ func (d *daemon) handler() http.Handler {
 	}
 	debug := d.getenv != nil && debugEnabled(d.getenv)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// From here the request is answered, even by a daemon stopping.
+		d.unanswered.reached(r.Context())
 		w.Header().Set(api.HeaderVersion, version.String())
 		if d.binary != "" {
 			w.Header().Set(api.HeaderBinary, d.binary)
@@ -261,6 +263,7 @@ type peer struct {
 // connContext reads the peer credentials once per connection.
 func connContext(ctx context.Context, c net.Conn) context.Context {
 	uid, err := peercred.UID(c)
+	ctx = context.WithValue(ctx, connKey{}, c)
 	return context.WithValue(ctx, peerKey{}, peer{uid: uid, err: err})
 }
 

@@ -154,14 +154,21 @@ func (s *Systemd) Close() {
 	}
 }
 
+// pingTimeout bounds Ping. Where there is no user manager the dial fails
+// at once (no socket); the bound matters only for a bus or manager that is
+// slow to answer. It is generous because the answer picks the service
+// manager: 2 s on a loaded machine made mcpx start a direct daemon beside
+// a working systemd (seen in TestSystemdDaemonUsesTheShellsStateAndCache).
+const pingTimeout = 10 * time.Second
+
 // Available reports whether the user manager answers (on the bus or the
 // private socket). It keeps the connection for later calls.
 func (s *Systemd) Available(ctx context.Context) bool { return s.Ping(ctx) == nil }
 
-// Ping connects to the user manager (bounded to 2 s) and returns why it
-// cannot, wrapping ErrUnavailable.
+// Ping connects to the user manager (bounded to pingTimeout) and returns
+// why it cannot, wrapping ErrUnavailable.
 func (s *Systemd) Ping(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
 	_, err := s.connect(ctx)
 	return err

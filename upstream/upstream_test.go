@@ -106,10 +106,11 @@ func call(t *testing.T, p *Pools, spec Spec, c Caller, tool, args string) string
 	return text(t, raw)
 }
 
-// eventually polls cond until it holds (bounded at 5 s).
+// eventually polls cond until it holds (bounded generously: the machine
+// may be loaded).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	testkit.Eventually(t, 5*time.Second, what, cond)
+	testkit.Eventually(t, 30*time.Second, what, cond)
 }
 
 func processGone(pid int) bool {
@@ -352,7 +353,11 @@ func TestStopSignalsGroup(t *testing.T) {
 func TestCallTimeoutCancels(t *testing.T) {
 	p := newPools(t, Options{})
 	log := filepath.Join(t.TempDir(), "cancel.log")
-	spec := fixtureSpec(t, config.Options{CallTimeout: config.Duration(300 * time.Millisecond)},
+	// mcp-go's stdio server hands a tools/call to a worker goroutine but
+	// handles notifications/cancelled on its read loop: a cancel that
+	// overtakes the worker is lost. The timeout leaves the worker ample
+	// time to take the call even on a loaded machine.
+	spec := fixtureSpec(t, config.Options{CallTimeout: config.Duration(2 * time.Second)},
 		map[string]string{fixture.CancelLogEnv: log})
 	_, err := p.Call(context.Background(), spec, Caller{}, "slow", json.RawMessage(`{"seconds":30}`))
 	var te *TimeoutError
@@ -371,7 +376,8 @@ func TestCallTimeoutCancels(t *testing.T) {
 func TestContextCancelReachesServer(t *testing.T) {
 	p := newPools(t, Options{})
 	log := filepath.Join(t.TempDir(), "cancel.log")
-	spec := fixtureSpec(t, config.Options{}, map[string]string{fixture.CancelLogEnv: log})
+	started := filepath.Join(t.TempDir(), "started.log")
+	spec := fixtureSpec(t, config.Options{}, map[string]string{fixture.CancelLogEnv: log, fixture.StartedLogEnv: started})
 	call(t, p, spec, Caller{}, "echo", `{"text":"warm"}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -379,7 +385,12 @@ func TestContextCancelReachesServer(t *testing.T) {
 		_, err := p.Call(ctx, spec, Caller{}, "slow", json.RawMessage(`{"seconds":31}`))
 		done <- err
 	}()
-	time.Sleep(100 * time.Millisecond) // let the request reach the server
+	// Cancel a call known to be running in the server (a cancel before
+	// the request was written has nothing to tell the server).
+	eventually(t, "slow to start", func() bool {
+		b, _ := os.ReadFile(started)
+		return strings.Contains(string(b), "started 31")
+	})
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
@@ -491,9 +502,23 @@ func TestExclusiveMaxOneSerialises(t *testing.T) {
 
 func TestExclusiveQueueTimesOut(t *testing.T) {
 	p := newPools(t, Options{})
-	spec := fixtureSpec(t, config.Options{Sharing: config.SharingExclusive, Max: 1, CallTimeout: config.Duration(2 * time.Second)}, nil)
-	go p.Call(context.Background(), spec, Caller{}, "slow", json.RawMessage(`{"seconds":1.5}`))
-	eventually(t, "the first instance", func() bool { return p.Live(spec.Hash) == 1 })
+	started := filepath.Join(t.TempDir(), "started.log")
+	spec := fixtureSpec(t, config.Options{Sharing: config.SharingExclusive, Max: 1},
+		map[string]string{fixture.StartedLogEnv: started})
+	// The only instance is busy until the test ends, however slow the
+	// machine (a slow call of fixed length could end before the queued
+	// call's deadline).
+	slowCtx, stopSlow := context.WithCancel(context.Background())
+	slowDone := make(chan struct{})
+	go func() {
+		defer close(slowDone)
+		p.Call(slowCtx, spec, Caller{}, "slow", json.RawMessage(`{"seconds":600}`))
+	}()
+	defer func() { stopSlow(); <-slowDone }()
+	eventually(t, "slow to hold the only instance", func() bool {
+		b, _ := os.ReadFile(started)
+		return len(b) > 0
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if _, err := p.Call(ctx, spec, Caller{}, "pid", nil); !errors.Is(err, context.DeadlineExceeded) {

@@ -194,9 +194,11 @@ func (m *Manager) PrivateSocket() string {
 }
 
 // Systemctl runs `systemctl --user ARGS...` against the instance and returns
-// its trimmed combined output.
+// its trimmed combined output. The bound only ends a hung systemctl: a
+// synchronous restart may legitimately take a unit's stop timeout plus its
+// start timeout (30 s + 60 s for mcpx@.service) on a loaded machine.
 func (m *Manager) Systemctl(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "systemctl", append([]string{"--user", "--no-pager"}, args...)...)
 	cmd.Env = m.Env()

@@ -119,7 +119,7 @@ func TestPerformance(t *testing.T) {
 	add(oneShot, "(mcp-go client in the bench)", median(n, func() { oneShotCall(t, mcpxdBin, "demo-server", map[string]any{"text": "x"}) }), hello)
 	stopped := func() {
 		e.MustOK("stop")
-		testkit.Eventually(t, 10*time.Second, "daemon exit", func() bool { return len(daemonPIDs("builtin")) == 0 })
+		testkit.Eventually(t, 60*time.Second, "daemon exit", func() bool { return len(daemonPIDs("builtin")) == 0 })
 	}
 	cold := n/3 + 1
 	add(coldCall, "mcpx stop; mcpx call demo.echo text=x (timed)", medianAfter(cold, stopped, func() { e.MustOK("call", "demo.echo", "text=x") }), oneShot, warmCall)

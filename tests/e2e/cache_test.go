@@ -62,7 +62,7 @@ func namespace(t *testing.T, e *Env, name string) api.Namespace {
 func stopAndWait(t *testing.T, e *Env) {
 	t.Helper()
 	e.MustOK("stop")
-	testkit.Eventually(t, 10*time.Second, "the daemon to exit", func() bool { return len(daemonPIDs("builtin")) == 0 })
+	testkit.Eventually(t, 60*time.Second, "the daemon to exit", func() bool { return len(daemonPIDs("builtin")) == 0 })
 }
 
 // The trap of issue 4: a snapshot written by an older program whose tool

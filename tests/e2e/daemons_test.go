@@ -78,7 +78,7 @@ func TestDaemonsStopAllAndPrune(t *testing.T) {
 			t.Fatalf("stop --all did not report stopping %s (%s): %s", name, key, r)
 		}
 	}
-	testkit.Eventually(t, 10*time.Second, "both daemons to exit", func() bool {
+	testkit.Eventually(t, 60*time.Second, "both daemons to exit", func() bool {
 		return len(daemonPIDs(projects["alpha"])) == 0 && len(daemonPIDs(projects["beta"])) == 0
 	})
 
@@ -90,7 +90,7 @@ func TestDaemonsStopAllAndPrune(t *testing.T) {
 		t.Fatalf("alpha daemon pids %v", pids)
 	}
 	syscall.Kill(pids[0], syscall.SIGKILL)
-	testkit.Eventually(t, 10*time.Second, "the killed daemon to go", func() bool { return len(daemonPIDs(projects["alpha"])) == 0 })
+	testkit.Eventually(t, 60*time.Second, "the killed daemon to go", func() bool { return len(daemonPIDs(projects["alpha"])) == 0 })
 	if err := os.Remove(filepath.Join(e.Root, "beta", ".mcp.json")); err != nil {
 		t.Fatal(err)
 	}

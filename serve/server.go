@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,12 +32,13 @@ type mcpxServer struct {
 	mgr     *service.Lazy
 	mcp     *server.MCPServer
 
-	mu        sync.Mutex
-	c         *client.Client
-	cat       *catalog
-	digests   map[string]string // list kind → digest last served
-	refreshed map[string]bool   // serverHash whose refresh serve already asked for
-	bg        sync.WaitGroup
+	mu              sync.Mutex
+	c               *client.Client
+	cat             *catalog
+	digests         map[string]string // list kind → digest last served
+	refreshed       map[string]bool   // serverHash whose refresh serve already asked for
+	bg              sync.WaitGroup
+	servedTemplates map[string]bool // URI templates last served (sync's own; see replaceTemplates)
 }
 
 func (s *mcpxServer) client() *client.Client {
@@ -147,11 +150,11 @@ func (s *mcpxServer) sync(ctx context.Context, first bool) {
 		s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationToolsListChanged), nil)
 	}
 	if promptsChanged {
-		s.mcp.SetPrompts(s.prompts(cat)...)
+		s.replacePrompts(s.prompts(cat))
 	}
 	if resourcesChanged {
-		s.mcp.SetResources(s.resources(cat)...)
-		s.mcp.SetResourceTemplates(s.templates(cat)...)
+		s.replaceResources(s.resources(cat))
+		s.replaceTemplates(s.templates(cat))
 	}
 	if !first && (promptsChanged || configMoved) {
 		s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationPromptsListChanged), nil)
@@ -542,4 +545,51 @@ func (cat *catalog) lookup(name string) (entry, error) {
 		}
 	}
 	return entry{}, fmt.Errorf("no tool %q is served (search_tools lists them)", name)
+}
+
+// The lists below are replaced entry by entry, new and changed ones first,
+// then the stale ones deleted: mcp-go's SetPrompts, SetResources and
+// SetResourceTemplates empty a list before refilling it, and a host's
+// prompts/get or resources/read in between would find nothing.
+
+func (s *mcpxServer) replacePrompts(list []server.ServerPrompt) {
+	stale := s.mcp.ListPrompts()
+	for _, p := range list {
+		delete(stale, p.Prompt.Name)
+	}
+	s.mcp.AddPrompts(list...)
+	if len(stale) > 0 {
+		s.mcp.DeletePrompts(slices.Collect(maps.Keys(stale))...)
+	}
+}
+
+func (s *mcpxServer) replaceResources(list []server.ServerResource) {
+	stale := s.mcp.ListResources()
+	for _, r := range list {
+		delete(stale, r.Resource.URI)
+	}
+	s.mcp.AddResources(list...)
+	if len(stale) > 0 {
+		s.mcp.DeleteResources(slices.Collect(maps.Keys(stale))...)
+	}
+}
+
+// replaceTemplates adds or updates templates in place; mcp-go cannot delete
+// one, so only when a template went away is the list replaced whole
+// (rare: a server's templates change with its version).
+func (s *mcpxServer) replaceTemplates(list []server.ServerResourceTemplate) {
+	now := make(map[string]bool, len(list))
+	for _, t := range list {
+		now[t.Template.URITemplate.Raw()] = true
+	}
+	gone := false
+	for k := range s.servedTemplates {
+		gone = gone || !now[k]
+	}
+	if gone {
+		s.mcp.SetResourceTemplates(list...)
+	} else {
+		s.mcp.AddResourceTemplates(list...)
+	}
+	s.servedTemplates = now
 }

@@ -463,36 +463,33 @@ func TestScopes(t *testing.T) {
 
 func TestExclusiveMaxOneSerialises(t *testing.T) {
 	p := newPools(t, Options{})
-	spec := fixtureSpec(t, config.Options{Sharing: config.SharingExclusive, Max: 1}, nil)
-	var (
-		mu    sync.Mutex
-		order []string
-	)
+	started := filepath.Join(t.TempDir(), "started.log")
+	spec := fixtureSpec(t, config.Options{Sharing: config.SharingExclusive, Max: 1},
+		map[string]string{fixture.StartedLogEnv: started})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		call(t, p, spec, Caller{}, "slow", `{"seconds":0.5}`)
-		mu.Lock()
-		order = append(order, "slow")
-		mu.Unlock()
 	}()
-	// The slow call holds the only instance from the moment it starts.
-	eventually(t, "the first instance", func() bool { return p.Live(spec.Hash) == 1 })
+	// The slow call holds the only instance once the server runs it.
+	eventually(t, "slow to hold the only instance", func() bool {
+		b, _ := os.ReadFile(started)
+		return len(b) > 0
+	})
 	var pids sync.Map
 	var wg sync.WaitGroup
 	for i := range 3 {
 		wg.Go(func() {
 			pids.Store(pidOf(t, p, spec, Caller{Session: strconv.Itoa(i)}), true)
-			mu.Lock()
-			order = append(order, "pid")
-			mu.Unlock()
+			// Answered only once the server finished the slow call (it
+			// logs that just before its answer): nothing overtook it.
+			if b, _ := os.ReadFile(started); !strings.Contains(string(b), "finished 0.5") {
+				t.Errorf("a call overtook the exclusive holder; server log: %q", b)
+			}
 		})
 	}
 	wg.Wait()
 	<-done
-	if order[0] != "slow" {
-		t.Errorf("a call overtook the exclusive holder: %v", order)
-	}
 	n := 0
 	pids.Range(func(any, any) bool { n++; return true })
 	if n != 1 || p.Live(spec.Hash) != 1 {

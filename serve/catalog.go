@@ -22,6 +22,9 @@ type catalog struct {
 	templates  []entry
 	prompts    []entry
 	unread     []string // namespaces with no usable snapshot and no recorded failure
+	// snaps is the snapshot each namespace was served from, by server
+	// hash (build's prev).
+	snaps map[config.ServerHash]*cache.Snapshot
 }
 
 // entry is one served item: its name (or URI) as hosts see it, where it
@@ -34,9 +37,13 @@ type entry struct {
 }
 
 // build reads the snapshot of every namespace in cfg that nsFilter admits
-// (nil admits all).
-func build(cfg *config.Config, schemas *cache.Schemas, nsFilter map[string]bool) *catalog {
-	c := &catalog{schemaHash: cfg.SchemaHash()}
+// (nil admits all). A namespace whose snapshot is gone (the daemon drops it
+// when the server says its lists changed, and reads them again) is served
+// from prev's until the new one is there, so hosts do not see it vanish and
+// come back; it is still listed as unread. Calls, reads and prompts go
+// through the daemon, which decides on fresh lists.
+func build(cfg *config.Config, schemas *cache.Schemas, nsFilter map[string]bool, prev *catalog) *catalog {
+	c := &catalog{schemaHash: cfg.SchemaHash(), snaps: map[config.ServerHash]*cache.Snapshot{}}
 	used := map[string]bool{}
 	for _, ns := range cfg.Names() {
 		if nsFilter != nil && !nsFilter[ns] {
@@ -51,11 +58,16 @@ func build(cfg *config.Config, schemas *cache.Schemas, nsFilter map[string]bool)
 		snap, err := schemas.Load(s.Hash())
 		if err != nil || snap.Error != "" {
 			var miss *cache.MissError
-			if snap == nil && errors.As(err, &miss) {
-				c.unread = append(c.unread, ns)
+			if snap != nil || !errors.As(err, &miss) {
+				continue
 			}
-			continue
+			c.unread = append(c.unread, ns)
+			if prev == nil || prev.snaps[s.Hash()] == nil {
+				continue
+			}
+			snap = prev.snaps[s.Hash()]
 		}
+		c.snaps[s.Hash()] = snap
 		for _, raw := range snap.Tools {
 			var head struct {
 				Name string `json:"name"`

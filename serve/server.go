@@ -109,7 +109,10 @@ func (s *mcpxServer) watch(ctx context.Context) {
 // their lists arrive with the next sync.
 func (s *mcpxServer) sync(ctx context.Context, first bool) {
 	cfg := s.cfg()
-	cat := build(cfg, s.schemas, s.opts.Namespaces)
+	s.mu.Lock()
+	prev := s.cat
+	s.mu.Unlock()
+	cat := build(cfg, s.schemas, s.opts.Namespaces, prev)
 	s.mu.Lock()
 	old := s.cat
 	s.cat = cat

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -57,28 +58,12 @@ func (a *App) followTask(ctx context.Context, c *client.Client, t api.Task) (*ap
 			last = line
 		}
 	}
-	show(t)
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
-	for !t.Done {
-		select {
-		case <-ctx.Done():
-			cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			defer cancel()
-			if _, err := c.CancelTask(cctx, t.Namespace, t.TaskID); err == nil {
-				fmt.Fprintf(a.Stderr, "mcpx: task %s cancelled\n", t.TaskID)
-			}
-			return nil, ctx.Err()
-		case <-tick.C:
-		}
-		next, err := c.Task(ctx, t.Namespace, t.TaskID)
-		if err != nil {
-			return nil, err
-		}
-		t = *next
-		show(t)
+	resp, err := c.FollowTask(ctx, t, 500*time.Millisecond, show)
+	var ab *client.TaskAbandoned
+	if errors.As(err, &ab) && ab.Cancelled {
+		fmt.Fprintf(a.Stderr, "mcpx: task %s cancelled\n", t.TaskID)
 	}
-	return c.TaskResult(ctx, t.Namespace, t.TaskID)
+	return resp, err
 }
 
 // renderDetached prints a detached task: its id (stdout), and how to

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"net/url"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
@@ -48,4 +49,42 @@ func (c *Client) CancelTask(ctx context.Context, ns, id string) (*api.Task, erro
 		return nil, err
 	}
 	return &r, nil
+}
+
+// TaskAbandoned is FollowTask's error when its caller gave up (ctx ended):
+// the task was asked to cancel, and Cancelled says whether the daemon
+// accepted that. It unwraps to ctx's error.
+type TaskAbandoned struct {
+	Cancelled bool
+	Err       error
+}
+
+func (e *TaskAbandoned) Error() string { return "task abandoned: " + e.Err.Error() }
+func (e *TaskAbandoned) Unwrap() error { return e.Err }
+
+// FollowTask polls t every interval until it ends, calling onStatus with
+// its first and every later state, then collects its result. When ctx ends
+// first, the task is cancelled (best effort, bounded) and the error is a
+// *TaskAbandoned.
+func (c *Client) FollowTask(ctx context.Context, t api.Task, interval time.Duration, onStatus func(api.Task)) (*api.CallResponse, error) {
+	onStatus(t)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for !t.Done {
+		select {
+		case <-ctx.Done():
+			cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			_, err := c.CancelTask(cctx, t.Namespace, t.TaskID)
+			return nil, &TaskAbandoned{Cancelled: err == nil, Err: ctx.Err()}
+		case <-tick.C:
+		}
+		next, err := c.Task(ctx, t.Namespace, t.TaskID)
+		if err != nil {
+			return nil, err
+		}
+		t = *next
+		onStatus(t)
+	}
+	return c.TaskResult(ctx, t.Namespace, t.TaskID)
 }

@@ -306,26 +306,7 @@ func (s *mcpxServer) followTask(ctx context.Context, c *client.Client, t api.Tas
 			"progressToken": token, "progress": step, "message": msg,
 		})
 	}
-	report(t)
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for !t.Done {
-		select {
-		case <-ctx.Done():
-			cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			defer cancel()
-			_, _ = c.CancelTask(cctx, t.Namespace, t.TaskID)
-			return nil, ctx.Err()
-		case <-tick.C:
-		}
-		next, err := c.Task(ctx, t.Namespace, t.TaskID)
-		if err != nil {
-			return nil, err
-		}
-		t = *next
-		report(t)
-	}
-	return c.TaskResult(ctx, t.Namespace, t.TaskID)
+	return c.FollowTask(ctx, t, 250*time.Millisecond, report)
 }
 
 func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }

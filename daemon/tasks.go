@@ -197,6 +197,15 @@ func (d *daemon) pruneTasksLocked() {
 	}
 }
 
+// taskOf finds the task a /v1/task* request names.
+func (d *daemon) taskOf(r *http.Request) (*taskRun, error) {
+	req, err := taskRequestOf(r)
+	if err != nil {
+		return nil, err
+	}
+	return d.findTask(req.Namespace, req.TaskID)
+}
+
 func taskRequestOf(r *http.Request) (api.TaskRequest, error) {
 	var req api.TaskRequest
 	if r.Method == http.MethodGet {
@@ -212,11 +221,7 @@ func taskRequestOf(r *http.Request) (api.TaskRequest, error) {
 
 // serveTask answers GET /v1/task?ns=&id=: the task's last known state.
 func (d *daemon) serveTask(w http.ResponseWriter, r *http.Request) error {
-	req, err := taskRequestOf(r)
-	if err != nil {
-		return err
-	}
-	run, err := d.findTask(req.Namespace, req.TaskID)
+	run, err := d.taskOf(r)
 	if err != nil {
 		return err
 	}
@@ -225,11 +230,7 @@ func (d *daemon) serveTask(w http.ResponseWriter, r *http.Request) error {
 
 // serveTaskResult answers POST /v1/task/result, waiting for the outcome.
 func (d *daemon) serveTaskResult(w http.ResponseWriter, r *http.Request) error {
-	req, err := taskRequestOf(r)
-	if err != nil {
-		return err
-	}
-	run, err := d.findTask(req.Namespace, req.TaskID)
+	run, err := d.taskOf(r)
 	if err != nil {
 		return err
 	}
@@ -243,11 +244,7 @@ func (d *daemon) serveTaskResult(w http.ResponseWriter, r *http.Request) error {
 // serveTaskCancel answers POST /v1/task/cancel: tasks/cancel is sent, and
 // the answer is the task's state once it ended (or after a few seconds).
 func (d *daemon) serveTaskCancel(w http.ResponseWriter, r *http.Request) error {
-	req, err := taskRequestOf(r)
-	if err != nil {
-		return err
-	}
-	run, err := d.findTask(req.Namespace, req.TaskID)
+	run, err := d.taskOf(r)
 	if err != nil {
 		return err
 	}

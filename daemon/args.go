@@ -40,6 +40,9 @@ func (ix *snapIndex) schemaOf(t api.Tool) *toolSchema {
 		return ts
 	}
 	ts := compileTool(t)
+	if ix.tools == nil {
+		ix.tools = map[string]*toolSchema{}
+	}
 	ix.tools[t.Name] = ts
 	return ts
 }

@@ -21,12 +21,12 @@ func BenchmarkArgsCompileEachCall(b *testing.B) {
 }
 
 func BenchmarkArgsCachedValidator(b *testing.B) {
-	var x snapIndexes
+	var x indexes
 	snap := testSnapshot(argsTool)
 	tool, _ := toolOf("ns", snap.Tools[0])
 	req := api.CallRequest{Pairs: []api.ArgPair{{Key: "a", Value: "1.5"}, {Key: "list", Value: "x"}, {Key: "point", Value: `{"x":1}`}}}
 	for b.Loop() {
-		if _, err := buildArgs("ns", "t", x.of(snap).schemaOf(tool), req); err != nil {
+		if _, err := buildArgs("ns", "t", x.get("0123456789abcdef", "d1", snap).derived.schemaOf(tool), req); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -142,17 +142,19 @@ func TestArgumentsChecked(t *testing.T) {
 }
 
 func TestValidatorCompiledOncePerSnapshot(t *testing.T) {
-	var x snapIndexes
+	var x indexes
+	const h = "0123456789abcdef"
 	snap := testSnapshot(argsTool)
 	tool, _ := toolOf("ns", snap.Tools[0])
-	a := x.of(snap).schemaOf(tool)
-	b := x.of(snap).schemaOf(tool)
-	// Another decode of the same content shares the compiled schema.
-	c := x.of(testSnapshot(argsTool)).schemaOf(tool)
+	a := x.get(h, "d1", snap).derived.schemaOf(tool)
+	b := x.get(h, "d1", snap).derived.schemaOf(tool)
+	// Another decode of the same content (the same digest in the store)
+	// shares the compiled schema.
+	c := x.get(h, "d1", testSnapshot(argsTool)).derived.schemaOf(tool)
 	if a != b || a != c {
 		t.Fatal("the validator was compiled again for the same snapshot")
 	}
-	other := x.of(testSnapshot(strings.Replace(argsTool, `"a":{"type":"number"}`, `"a":{"type":"string"}`, 1))).schemaOf(tool)
+	other := x.get(h, "d2", testSnapshot(strings.Replace(argsTool, `"a":{"type":"number"}`, `"a":{"type":"string"}`, 1))).derived.schemaOf(tool)
 	if other == a {
 		t.Fatal("a changed snapshot reused the old validator")
 	}

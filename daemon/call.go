@@ -123,8 +123,8 @@ func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.Call
 				}
 				return nil, err
 			}
-			snap = fresh
-			t, err = lookupTool(s.Name, req.Tool, d.viewOf(st, s, snap, ""))
+			snap, view = fresh, d.viewOf(st, s, fresh, "")
+			t, err = lookupTool(s.Name, req.Tool, view)
 		}
 		if err != nil {
 			return nil, err
@@ -132,7 +132,7 @@ func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.Call
 		if err := pol.check(s.Name, t, req.Confirmed); err != nil {
 			return nil, err
 		}
-		ts = d.derived.of(snap).schemaOf(t)
+		ts = view.idx.derived.schemaOf(t)
 		found = &t
 	}
 	args, err := buildArgs(s.Name, req.Tool, ts, req)

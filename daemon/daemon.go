@@ -114,11 +114,6 @@ type daemon struct {
 	flightMu sync.Mutex
 	flights  map[config.ServerHash]*flight
 
-	// derived holds what else is derived from each snapshot (argument
-	// validators, search documents), built once per snapshot digest
-	// (snapindex.go).
-	derived snapIndexes
-
 	// quit asks Run to exit (shutdown route, idle exit); its reason is
 	// logged.
 	quit     chan string

@@ -46,6 +46,8 @@ type toolIndex struct {
 
 	mu    sync.Mutex
 	views map[*config.Server]*toolView
+
+	derived snapIndex // validators and search documents (snapindex.go)
 }
 
 type indexedTool struct {
@@ -56,6 +58,7 @@ type indexedTool struct {
 
 // toolView is what one server definition sees of an index.
 type toolView struct {
+	idx        *toolIndex // the index it is a view of
 	tools      []api.Tool // allowed tools, in order, Namespace set
 	byName     map[string]int
 	encodeOnce sync.Once
@@ -164,7 +167,7 @@ func (idx *toolIndex) view(s *config.Server) *toolView {
 	if v := idx.views[s]; v != nil {
 		return v
 	}
-	v := &toolView{tools: make([]api.Tool, 0, len(idx.tools)), byName: make(map[string]int, len(idx.tools))}
+	v := &toolView{idx: idx, tools: make([]api.Tool, 0, len(idx.tools)), byName: make(map[string]int, len(idx.tools))}
 	for _, t := range idx.tools {
 		if !s.Options.ToolAllowed(t.name) {
 			continue

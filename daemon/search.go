@@ -326,7 +326,7 @@ func (d *daemon) serveSearch(w http.ResponseWriter, r *http.Request) error {
 		// filters apply through the view, which pairs its tools with
 		// their documents once.
 		docs = append(docs, view.searchDocs(func() map[string]*searchDoc {
-			return d.derived.of(snap).docsOf(s.Name, snap.Tools)
+			return view.idx.derived.docsOf(s.Name, snap.Tools)
 		})...)
 	}
 	return writeJSON(w, api.SearchResponse{Query: q, Results: rank(docs, terms(strings.Join(text, " ")), limit), Unread: unread})

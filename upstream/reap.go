@@ -29,7 +29,9 @@ import (
 // childRecord identifies one process group: its leader's pid (= pgid), the
 // leader's start time and the session it was started in (the daemon's). A
 // process belongs to the group only if all three fit, so a reused pgid is
-// never taken for ours.
+// never taken for ours. Sid is 0 when the session's leader lies outside
+// our PID namespace (a container started by a runtime); the start time
+// then has to identify the group on its own, so such a record needs one.
 type childRecord struct {
 	Pgid  int    `json:"pgid"`
 	Start uint64 `json:"start"`
@@ -83,7 +85,7 @@ func ReapOrphans(path string) (int, error) {
 	var recs []childRecord
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		var c childRecord
-		if json.Unmarshal(line, &c) == nil && c.Pgid > 1 && c.Sid > 0 {
+		if json.Unmarshal(line, &c) == nil && c.Pgid > 1 && (c.Sid > 0 || c.Start > 0) {
 			recs = append(recs, c)
 		}
 	}

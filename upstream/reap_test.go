@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -62,5 +63,32 @@ func TestReapOrphans(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("the record was not removed: %v", err)
+	}
+}
+
+// TestReapOrphansInPIDNamespace runs TestReapOrphans again inside a new PID
+// namespace, where the session's leader is outside and getsid answers 0 (as
+// in a container). Records there carry no session, only a start time.
+func TestReapOrphansInPIDNamespace(t *testing.T) {
+	if os.Getenv("MCPX_REAP_IN_NS") != "" {
+		t.Skip("already inside the namespace")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if os.Geteuid() != 0 || err != nil {
+		t.Skip("needs root and unshare(1)")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(unshare, "--pid", "--fork", "--mount-proc", self,
+		"-test.run", "^TestReapOrphans$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "MCPX_REAP_IN_NS=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("in a new PID namespace: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "--- PASS: TestReapOrphans") {
+		t.Fatalf("the test did not run inside the namespace:\n%s", out)
 	}
 }

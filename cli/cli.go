@@ -69,8 +69,8 @@ func register(f func(*App) *ucli.Command) { factories = append(factories, f) }
 
 // Run parses args and runs the command, reporting any failure on a.Stderr.
 func (a *App) Run(ctx context.Context, args []string) int {
-	root := a.root()
-	err := root.Run(ctx, toolHelpArgs(args))
+	args = toolHelpArgs(args)
+	err := a.root(args).Run(ctx, args)
 	if err == nil {
 		return ExitOK
 	}
@@ -108,12 +108,13 @@ func wantsJSON(args []string) bool {
 	return false
 }
 
-func (a *App) root() *ucli.Command {
+func (a *App) root(args []string) *ucli.Command {
 	var cmds []*ucli.Command
 	for _, f := range factories {
 		cmds = append(cmds, f(a))
 	}
 	slices.SortFunc(cmds, func(x, y *ucli.Command) int { return strings.Compare(x.Name, y.Name) })
+	cmds = onlyInvoked(cmds, args)
 	root := &ucli.Command{
 		Name:    "mcpx",
 		Usage:   "every configured MCP server behind one command",
@@ -182,6 +183,25 @@ func (a *App) root() *ucli.Command {
 	enableCompletion(root)
 	walk(root)
 	return root
+}
+
+// onlyInvoked keeps, of cmds, just the command args invoke when it is
+// named exactly. urfave/cli prepares every command of the tree (help
+// subcommands, flag tables) before running one, which was most of a warm
+// call's time in the CLI; the others cannot run anyway. Whatever needs the
+// whole tree keeps it: no command, a misspelt one (suggestions), and help,
+// which describes other commands.
+func onlyInvoked(cmds []*ucli.Command, args []string) []*ucli.Command {
+	i := commandAt(args)
+	if i >= len(args) || args[i] == "help" {
+		return cmds
+	}
+	for _, c := range cmds {
+		if c.HasName(args[i]) {
+			return []*ucli.Command{c}
+		}
+	}
+	return cmds
 }
 
 // App is one run of the command line: its streams, environment and hooks.
@@ -305,10 +325,9 @@ func nearestFlag(cmd *ucli.Command, name string) string {
 	return "--" + best
 }
 
-// toolHelpArgs turns `mcpx [global flags] call [flags] NS.TOOL … --help`
-// into `mcpx [global flags] help NS.TOOL`: --help after a tool asks for the
-// tool's parameters, not for the call command's help page.
-func toolHelpArgs(args []string) []string {
+// commandAt is the index in args of the command's name: the first
+// argument after the global flags (len(args) when there is none).
+func commandAt(args []string) int {
 	i := 1
 	for i < len(args) {
 		switch a := args[i]; {
@@ -321,6 +340,14 @@ func toolHelpArgs(args []string) []string {
 		}
 		break
 	}
+	return i
+}
+
+// toolHelpArgs turns `mcpx [global flags] call [flags] NS.TOOL … --help`
+// into `mcpx [global flags] help NS.TOOL`: --help after a tool asks for the
+// tool's parameters, not for the call command's help page.
+func toolHelpArgs(args []string) []string {
+	i := commandAt(args)
 	if i >= len(args) || args[i] != "call" {
 		return args
 	}

@@ -54,6 +54,14 @@ func callCommand(a *App) *ucli.Command {
 			if cmd.NArg() == 0 {
 				return usagef("call needs NS.TOOL")
 			}
+			if a.Terminal || a.StderrTTY {
+				// A prompt, a task's status or a progress line may be
+				// on the terminal: an interrupt cancels the task and
+				// clears the line before mcpx ends.
+				var stop context.CancelFunc
+				ctx, stop = interruptible(ctx)
+				defer stop()
+			}
 			target := cmd.Args().First()
 			ns, tool := splitTarget(target)
 			if ns == "" || tool == "" {

@@ -45,6 +45,8 @@ const (
 
 // Main runs the command line args (args[0] is the program name) and returns
 // the process exit code. It reads os.Stdin and writes os.Stdout/os.Stderr.
+// After a command took over an interrupt, Main ends the process by that
+// signal instead of returning (cli/interrupt.go).
 func Main(ctx context.Context, args []string, hooks Hooks) int {
 	a := &App{
 		Stdin:     os.Stdin,
@@ -57,7 +59,9 @@ func Main(ctx context.Context, args []string, hooks Hooks) int {
 		StderrTTY: isatty.IsTerminal(os.Stderr.Fd()),
 		Hooks:     hooks,
 	}
-	return a.Run(ctx, args)
+	code := a.Run(ctx, args)
+	endBySignal()
+	return code
 }
 
 // factories build the commands; each command file registers one.

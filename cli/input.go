@@ -27,7 +27,10 @@ func (a *App) asker() func(config.Input) (string, error) {
 			if f, ok := a.Stdin.(*os.File); ok {
 				restore, err := noEcho(f)
 				if err == nil {
-					defer func() { restore(); fmt.Fprintln(a.Stderr) }()
+					// Nothing cancels the read: an interrupt restores
+					// the echo and ends mcpx.
+					stop := atInterrupt(func() { restore(); fmt.Fprintln(a.Stderr) })
+					defer func() { stop(); restore(); fmt.Fprintln(a.Stderr) }()
 				}
 			}
 		}

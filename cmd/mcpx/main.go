@@ -8,19 +8,16 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"syscall"
 
 	"github.com/mcpx-dev/mcpx/cli"
 )
 
 func main() {
 	collectLate()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, os.Args, cli.Hooks{})
-	stop()
-	os.Exit(code)
+	// No signal handler here: the commands that need one take it (see
+	// cli/interrupt.go).
+	os.Exit(cli.Main(context.Background(), os.Args, cli.Hooks{}))
 }
 
 // shortLivedHeap is the heap up to which mcpx runs without collecting.

@@ -36,8 +36,8 @@ func TestInterruptCancelsTheCallInTheServer(t *testing.T) {
 	})
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
-		t.Fatalf("interrupted call: %v, stderr %q; want exit 130", err, errb.String())
+	if ee, ok := err.(*exec.ExitError); !ok || !ee.Sys().(syscall.WaitStatus).Signaled() || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGINT {
+		t.Fatalf("interrupted call: %v, stderr %q; want mcpx ended by SIGINT", err, errb.String())
 	}
 	testkit.Eventually(t, 60*time.Second, "the server to see the call cancelled", func() bool {
 		b, _ := os.ReadFile(cancelled)

@@ -25,14 +25,17 @@ import (
 // JSON-Schema validator compiled once per snapshot (draft 2020-12 unless the
 // schema's $schema names another, e.g. draft-07; local $ref/$defs followed).
 
-// toolSchema is one tool's input schema, decoded and compiled once.
+// toolSchema is what a call needs of one tool, made once per snapshot: the
+// policy hint of its annotations and its input schema, decoded and compiled.
 type toolSchema struct {
+	hint      hint               // what the annotations say to the policy
 	input     map[string]any     // the decoded inputSchema; nil when the tool has none
 	validator *jsonschema.Schema // nil when there is no schema or it does not compile
 	err       error              // why it does not compile (validation is then skipped)
 }
 
-// schemaOf returns t's compiled input schema, compiling it on first use.
+// schemaOf returns t's policy hint and compiled input schema, made on
+// first use.
 func (ix *snapIndex) schemaOf(t api.Tool) *toolSchema {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -51,7 +54,7 @@ func compileTool(t api.Tool) *toolSchema {
 	var def struct {
 		InputSchema json.RawMessage `json:"inputSchema"`
 	}
-	ts := &toolSchema{}
+	ts := &toolSchema{hint: hintOf(t)}
 	if err := json.Unmarshal(t.Definition, &def); err != nil || len(def.InputSchema) == 0 || string(def.InputSchema) == "null" {
 		return ts
 	}

@@ -129,10 +129,10 @@ func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.Call
 		if err != nil {
 			return nil, err
 		}
-		if err := pol.check(s.Name, t, req.Confirmed); err != nil {
+		ts = view.idx.derived.schemaOf(t)
+		if err := pol.check(s.Name, t.Name, ts.hint, req.Confirmed); err != nil {
 			return nil, err
 		}
-		ts = view.idx.derived.schemaOf(t)
 		found = &t
 	}
 	args, err := buildArgs(s.Name, req.Tool, ts, req)
@@ -438,10 +438,11 @@ func decodeHints(raw json.RawMessage) (h hints, ok bool) {
 	return h, true
 }
 
-// check applies the policy to one call.
-func (p policy) check(ns string, t api.Tool, confirmed bool) error {
+// check applies the policy to one call of tool, whose annotations say h
+// (hintOf, kept per snapshot in toolSchema).
+func (p policy) check(ns, tool string, h hint, confirmed bool) error {
 	var rule, why string
-	switch h := hintOf(t); {
+	switch {
 	case h == hintDestructive:
 		rule, why = p.destructive, "is marked destructive"
 	case h == hintMalformed:
@@ -455,15 +456,15 @@ func (p policy) check(ns string, t api.Tool, confirmed bool) error {
 	case config.PolicyAllow:
 		return nil
 	case config.PolicyDeny:
-		e := apiErr(http.StatusForbidden, api.CodePolicyDenied, "%s.%s %s and policy.destructive is deny for %s", ns, t.Name, why, ns)
-		e.body.Namespace, e.body.Tool = ns, t.Name
+		e := apiErr(http.StatusForbidden, api.CodePolicyDenied, "%s.%s %s and policy.destructive is deny for %s", ns, tool, why, ns)
+		e.body.Namespace, e.body.Tool = ns, tool
 		return e
 	default:
 		if confirmed {
 			return nil
 		}
-		e := apiErr(http.StatusConflict, api.CodeConfirmation, "%s.%s %s; confirm the call to run it", ns, t.Name, why)
-		e.body.Namespace, e.body.Tool = ns, t.Name
+		e := apiErr(http.StatusConflict, api.CodeConfirmation, "%s.%s %s; confirm the call to run it", ns, tool, why)
+		e.body.Namespace, e.body.Tool = ns, tool
 		return e
 	}
 }

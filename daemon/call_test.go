@@ -72,7 +72,7 @@ func TestPolicyCheckByAnnotations(t *testing.T) {
 			want int
 		}{{"confirm", confirm, c.confirm}, {"strict", strict, c.strict}, {"deny", deny, c.deny}, {"allow", allow, c.allow}} {
 			got := runs
-			if err := p.pol.check("ns", tool, false); err != nil {
+			if err := p.pol.check("ns", tool.Name, hintOf(tool), false); err != nil {
 				var he *httpError
 				if !errors.As(err, &he) {
 					t.Fatalf("%s: %v is not an httpError", c.annotations, err)
@@ -83,7 +83,7 @@ func TestPolicyCheckByAnnotations(t *testing.T) {
 				t.Errorf("annotations %s under %s: status %d, want %d", c.annotations, p.name, got, p.want)
 			}
 			if got == asks {
-				if err := p.pol.check("ns", tool, true); err != nil {
+				if err := p.pol.check("ns", tool.Name, hintOf(tool), true); err != nil {
 					t.Errorf("annotations %s under %s, confirmed: %v", c.annotations, p.name, err)
 				}
 			}
@@ -94,11 +94,11 @@ func TestPolicyCheckByAnnotations(t *testing.T) {
 func TestPolicyCodes(t *testing.T) {
 	tool := api.Tool{Name: "rm", Annotations: json.RawMessage(`{"destructiveHint":true}`)}
 	var he *httpError
-	if err := effectivePolicy(config.Policy{}).check("ns", tool, false); !errors.As(err, &he) ||
+	if err := effectivePolicy(config.Policy{}).check("ns", tool.Name, hintOf(tool), false); !errors.As(err, &he) ||
 		he.body.Code != api.CodeConfirmation || he.body.Namespace != "ns" || he.body.Tool != "rm" {
 		t.Errorf("confirm: %v", err)
 	}
-	if err := effectivePolicy(config.Policy{Destructive: config.PolicyDeny}).check("ns", tool, true); !errors.As(err, &he) ||
+	if err := effectivePolicy(config.Policy{Destructive: config.PolicyDeny}).check("ns", tool.Name, hintOf(tool), true); !errors.As(err, &he) ||
 		he.body.Code != api.CodePolicyDenied {
 		t.Errorf("deny: %v", err)
 	}

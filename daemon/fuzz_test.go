@@ -28,7 +28,7 @@ func FuzzAnnotations(f *testing.F) {
 			return
 		}
 		h := hintOf(tool)
-		err := pol.check("ns", tool, false)
+		err := pol.check("ns", tool.Name, h, false)
 		if h == hintDestructive || h == hintMalformed {
 			if err == nil {
 				t.Fatalf("%s: hint %d ran without confirmation", raw, h)

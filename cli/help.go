@@ -90,7 +90,7 @@ func unreadError(n api.Namespace) error {
 	switch n.State {
 	case api.StateError:
 		return &exitError{code: ExitUnavailable, kind: codeServer,
-			msg: fmt.Sprintf("the tools of %s could not be read: %s. Fix the server, then run `mcpx refresh %s`.", n.Name, strings.TrimSuffix(firstLine(n.Error), "."), n.Name)}
+			msg: fmt.Sprintf("the tools of %s could not be read: %s. Fix the server, then run `mcpx refresh %s`.", n.Name, strings.TrimSuffix(api.FirstLine(n.Error), "."), n.Name)}
 	case api.StateUnread:
 		return &exitError{code: ExitUnavailable, kind: codeServer,
 			msg: fmt.Sprintf("the tools of %s have not been read. Run `mcpx refresh %s`.", n.Name, n.Name)}

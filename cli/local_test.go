@@ -208,10 +208,10 @@ func TestSummaryKeepsTablesReadable(t *testing.T) {
 		{"Read a file. DEPRECATED: use read_text_file.", "Read a file."},
 		{"\n  first line\nsecond line", "first line"},
 		{"v1.2 is parsed as a version", "v1.2 is parsed as a version"},
-		{long, strings.TrimRight(long[:summaryMax-1], " ") + "…"},
+		{long, strings.TrimRight(long[:api.SummaryMax-1], " ") + "…"},
 	} {
-		if got := summary(c.in); got != c.want {
-			t.Errorf("summary(%q) = %q, want %q", c.in, got, c.want)
+		if got := api.Summary(c.in); got != c.want {
+			t.Errorf("api.Summary(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

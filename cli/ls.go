@@ -46,9 +46,9 @@ func lsCommand(a *App) *ucli.Command {
 				if err := unreadError(r.Namespace); err != nil {
 					return err
 				}
-				rows := make([][]string, 0, len(r.Tools))
-				for _, t := range r.Tools {
-					rows = append(rows, []string{t.Name, summary(t.Description)})
+				rows := make([][]string, 0, len(r.Rows))
+				for _, t := range r.Rows {
+					rows = append(rows, []string{t.Name, t.Summary})
 				}
 				return table(a.Stdout, []string{"TOOL", "DESCRIPTION"}, rows)
 			}
@@ -64,12 +64,12 @@ func lsCommand(a *App) *ucli.Command {
 			for _, n := range r.Namespaces {
 				state := n.State
 				if (n.State == "error" || n.State == api.StateInvalid) && n.Error != "" {
-					state += ": " + firstLine(n.Error)
+					state += ": " + api.FirstLine(n.Error)
 				}
 				if n.State == api.StateUntrusted {
 					untrusted++
 				}
-				rows = append(rows, []string{n.Name, strconv.Itoa(n.Tools), strconv.Itoa(n.Live), state, summary(n.Description)})
+				rows = append(rows, []string{n.Name, strconv.Itoa(n.Tools), strconv.Itoa(n.Live), state, api.Summary(n.Description)})
 			}
 			if err := table(a.Stdout, []string{"NAMESPACE", "TOOLS", "LIVE", "STATE", "DESCRIPTION"}, rows); err != nil {
 				return err

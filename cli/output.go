@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
 // writeJSON prints v as indented JSON: the documented --json output.
@@ -18,17 +20,13 @@ func writeJSON(w io.Writer, v any) error {
 
 // table prints rows under a header, columns aligned with two spaces.
 func table(w io.Writer, header []string, rows [][]string) error {
-	all := rows
-	if header != nil {
-		all = append([][]string{header}, rows...)
-	}
 	// Columns are as wide as their widest cell (in runes) plus two
 	// spaces; the last cell of a row is not padded (what text/tabwriter
 	// does with these settings, without its cell-by-cell writes).
 	var widths []int
-	for _, r := range all {
+	measure := func(r []string) {
 		for i := range r {
-			r[i] = oneLine(r[i])
+			r[i] = api.OneLine(r[i])
 			if i == len(r)-1 {
 				break
 			}
@@ -38,60 +36,37 @@ func table(w io.Writer, header []string, rows [][]string) error {
 			widths[i] = max(widths[i], utf8.RuneCountInString(r[i]))
 		}
 	}
+	measure(header)
+	for _, r := range rows {
+		measure(r)
+	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	for _, r := range all {
+	write := func(r []string) {
 		for i, cell := range r {
 			bw.WriteString(cell)
 			if i < len(r)-1 {
-				for n := widths[i] - utf8.RuneCountInString(cell) + 2; n > 0; n-- {
-					bw.WriteByte(' ')
-				}
+				bw.WriteString(spaces(widths[i] - utf8.RuneCountInString(cell) + 2))
 			}
 		}
 		bw.WriteByte('\n')
 	}
+	if header != nil {
+		write(header)
+	}
+	for _, r := range rows {
+		write(r)
+	}
 	return bw.Flush()
 }
 
-// firstLine is the first non-empty line of s, trimmed.
-func firstLine(s string) string {
-	for s != "" {
-		var line string
-		line, s, _ = strings.Cut(s, "\n")
-		if line = strings.TrimSpace(line); line != "" {
-			return line
-		}
+// spaces is n spaces (none for n < 1).
+func spaces(n int) string {
+	const blank = "                                                                "
+	if n < 1 {
+		return ""
 	}
-	return ""
-}
-
-// summary is what a table shows of a tool's description: its first
-// sentence of its first line, at most summaryMax characters (the whole text
-// is in `mcpx schema` and in --json).
-func summary(s string) string {
-	line := firstLine(s)
-	if i := strings.Index(line, ". "); i >= 0 {
-		line = line[:i+1]
+	if n <= len(blank) {
+		return blank[:n]
 	}
-	if utf8.RuneCountInString(line) <= summaryMax {
-		return line
-	}
-	if r := []rune(line); len(r) > summaryMax {
-		line = strings.TrimRight(string(r[:summaryMax-1]), " ") + "…"
-	}
-	return line
-}
-
-const summaryMax = 100
-
-// oneLine keeps tabs and newlines from breaking a table row.
-func oneLine(s string) string {
-	clean := true
-	for i := 0; i < len(s) && clean; i++ {
-		clean = s[i] != '\t' && s[i] != '\n' && s[i] != '\r'
-	}
-	if clean {
-		return s
-	}
-	return strings.NewReplacer("\t", " ", "\n", " ", "\r", "").Replace(s)
+	return strings.Repeat(" ", n)
 }

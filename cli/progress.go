@@ -111,7 +111,7 @@ func (p *progressView) done() {
 // bar renders "[#######.........]  40% message" (or the count when the
 // total is unknown).
 func bar(pr *api.Progress) string {
-	msg := oneLine(pr.Message)
+	msg := api.OneLine(pr.Message)
 	if pr.Total <= 0 {
 		return strings.TrimSpace(fmt.Sprintf("[%s] %s %s", strings.Repeat("?", 3), num(pr.Progress), msg))
 	}
@@ -126,7 +126,7 @@ func progressText(pr *api.Progress) string {
 		s += "/" + num(pr.Total)
 	}
 	if pr.Message != "" {
-		s += " " + oneLine(pr.Message)
+		s += " " + api.OneLine(pr.Message)
 	}
 	return s
 }
@@ -143,7 +143,7 @@ func logText(l *api.LogMessage) string {
 	if l.Logger != "" {
 		out += " " + l.Logger
 	}
-	return strings.TrimSpace(out + ": " + oneLine(data))
+	return strings.TrimSpace(out + ": " + api.OneLine(data))
 }
 
 func num(f float64) string {

@@ -48,7 +48,7 @@ func promptsCommand(a *App) *ucli.Command {
 						args = append(args, "["+arg.Name+"]")
 					}
 				}
-				rows = append(rows, []string{p.Namespace + "." + p.Name, strings.Join(args, " "), summary(firstNonEmpty(p.Description, p.Title))})
+				rows = append(rows, []string{p.Namespace + "." + p.Name, strings.Join(args, " "), api.Summary(firstNonEmpty(p.Description, p.Title))})
 			}
 			if len(rows) > 0 {
 				if err := table(a.Stdout, []string{"PROMPT", "ARGUMENTS", "DESCRIPTION"}, rows); err != nil {

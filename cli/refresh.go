@@ -39,7 +39,7 @@ func refreshCommand(a *App) *ucli.Command {
 			for _, n := range r.Namespaces {
 				state := n.State
 				if n.Error != "" {
-					state += ": " + firstLine(n.Error)
+					state += ": " + api.FirstLine(n.Error)
 					// Untrusted and unusable entries were not asked:
 					// they are listed, not failures of this refresh.
 					failed = failed || n.State == api.StateError

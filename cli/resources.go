@@ -40,10 +40,10 @@ func resourcesCommand(a *App) *ucli.Command {
 			}
 			rows := make([][]string, 0, len(r.Resources)+len(r.Templates))
 			for _, res := range r.Resources {
-				rows = append(rows, []string{res.Namespace, res.URI, res.MimeType, summary(firstNonEmpty(res.Title, res.Name, res.Description))})
+				rows = append(rows, []string{res.Namespace, res.URI, res.MimeType, api.Summary(firstNonEmpty(res.Title, res.Name, res.Description))})
 			}
 			for _, t := range r.Templates {
-				rows = append(rows, []string{t.Namespace, t.URITemplate, t.MimeType, summary(firstNonEmpty(t.Title, t.Name, t.Description)) + " (template)"})
+				rows = append(rows, []string{t.Namespace, t.URITemplate, t.MimeType, api.Summary(firstNonEmpty(t.Title, t.Name, t.Description)) + " (template)"})
 			}
 			if len(rows) > 0 {
 				if err := table(a.Stdout, []string{"NAMESPACE", "URI", "MIME", "NAME"}, rows); err != nil {
@@ -63,7 +63,7 @@ func unread(w io.Writer, nss []api.Namespace) {
 		case api.StateUnread:
 			fmt.Fprintf(w, "mcpx: %s has not been read yet; run `mcpx refresh %s`.\n", n.Name, n.Name)
 		case api.StateError:
-			fmt.Fprintf(w, "mcpx: listing %s failed: %s\n", n.Name, firstLine(n.Error))
+			fmt.Fprintf(w, "mcpx: listing %s failed: %s\n", n.Name, api.FirstLine(n.Error))
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	ucli "github.com/urfave/cli/v3"
+
+	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
 func init() { register(searchCommand) }
@@ -48,7 +50,7 @@ func searchCommand(a *App) *ucli.Command {
 			}
 			rows := make([][]string, 0, len(r.Results))
 			for _, h := range r.Results {
-				rows = append(rows, []string{h.Namespace + "." + h.Name, summary(h.Description)})
+				rows = append(rows, []string{h.Namespace + "." + h.Name, api.Summary(h.Description)})
 			}
 			if err := table(a.Stdout, nil, rows); err != nil {
 				return err

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"text/tabwriter"
+
+	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
 // table lays rows out exactly as text/tabwriter did (minwidth 0, padding
@@ -27,7 +29,7 @@ func TestTableSameAsTabwriter(t *testing.T) {
 	fmt.Fprintln(tw, strings.Join(hdr, "\t"))
 	for _, r := range clone() {
 		for i := range r {
-			r[i] = oneLine(r[i])
+			r[i] = api.OneLine(r[i])
 		}
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
@@ -45,8 +47,8 @@ func TestSummary(t *testing.T) {
 		"no period":                       "no period",
 		long:                              strings.Repeat("é", 99) + "…",
 	} {
-		if got := summary(in); got != want {
-			t.Errorf("summary(%q) = %q, want %q", in, got, want)
+		if got := api.Summary(in); got != want {
+			t.Errorf("api.Summary(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

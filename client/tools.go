@@ -16,21 +16,20 @@ func (c *Client) Tools(ctx context.Context, ns string) (*api.ToolsResponse, erro
 	return &r, nil
 }
 
-// ToolsBrief is Tools without definitions and annotations (GET
-// /v1/tools?brief=1): namespaces, names and descriptions, for listings,
-// read as rows (api.DecodeToolRows).
-func (c *Client) ToolsBrief(ctx context.Context, ns string) (*api.ToolsResponse, error) {
+// ToolsBrief is the brief list of one namespace's tools (GET
+// /v1/tools?brief=1): names and summaries, for listings.
+func (c *Client) ToolsBrief(ctx context.Context, ns string) (*api.ToolRows, error) {
 	var r toolRows
 	if err := c.get(ctx, api.PathTools, url.Values{"ns": {ns}, "brief": {"1"}}, &r); err != nil {
 		return nil, err
 	}
-	return r.ToolsResponse, nil
+	return r.ToolRows, nil
 }
 
 // toolRows decodes the brief list's application/x-ndjson rows.
-type toolRows struct{ *api.ToolsResponse }
+type toolRows struct{ *api.ToolRows }
 
 func (r *toolRows) decodeAnswer(data []byte) (err error) {
-	r.ToolsResponse, err = api.DecodeToolRows(data)
+	r.ToolRows, err = api.DecodeToolRows(data)
 	return err
 }

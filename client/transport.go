@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -236,7 +237,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	data, err := readAnswer(resp)
 	if err != nil {
 		return fmt.Errorf("%s %s on %s: read answer: %w: %w", method, path, c.socket, ErrDaemonUnavailable, err)
 	}
@@ -347,7 +348,7 @@ func (c *Client) exchange(ctx context.Context, method, target string, payload []
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	data, err = io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	data, err = readAnswer(resp)
 	if err != nil {
 		return 0, nil, "", true, fmt.Errorf("read answer: %w", err)
 	}
@@ -411,3 +412,18 @@ func trimSpace(b []byte) string {
 // after activating a daemon: a diagnostic and a test seam (the direct
 // manager's hand-off and systemd's socket units need no wait).
 func DialWaits() int64 { return dialWaits.Load() }
+
+// readAnswer reads resp's body, up to maxAnswer+1 bytes (so a caller sees
+// one too many). A body of known length is read into a buffer of that size
+// at once: a 10,000-tool listing is then not copied through a growing one.
+func readAnswer(resp *h1.Response) ([]byte, error) {
+	n, err := strconv.Atoi(resp.Header["content-length"])
+	if err != nil || n < 0 || n > maxAnswer {
+		return io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	}
+	buf := make([]byte, n, n+1)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}

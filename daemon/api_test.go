@@ -404,7 +404,7 @@ func TestPprofOnlyWithMCPXDebug(t *testing.T) {
 	}
 }
 
-// ?brief=1 lists names and descriptions only, in the same order, as rows
+// ?brief=1 lists names and summaries only, in the same order, as rows
 // (api.DecodeToolRows), encoded once and the same on every request.
 func TestToolsBrief(t *testing.T) {
 	_, d, _ := startFixture(t)
@@ -422,12 +422,12 @@ func TestToolsBrief(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v in %q", err, raw)
 	}
-	if len(brief.Tools) != len(full.Tools) || len(full.Tools) == 0 || brief.Namespace.Tools != full.Namespace.Tools {
-		t.Fatalf("brief %d tools, full %d", len(brief.Tools), len(full.Tools))
+	if len(brief.Rows) != len(full.Tools) || len(full.Tools) == 0 || brief.Namespace.Tools != full.Namespace.Tools {
+		t.Fatalf("brief %d tools, full %d", len(brief.Rows), len(full.Tools))
 	}
-	for i, b := range brief.Tools {
+	for i, b := range brief.Rows {
 		f := full.Tools[i]
-		if b.Name != f.Name || b.Description != f.Description || b.Namespace != "fx" || b.Definition != nil || b.Annotations != nil {
+		if b.Name != f.Name || b.Summary != api.Summary(f.Description) {
 			t.Fatalf("brief tool %d = %+v, full %+v", i, b, f)
 		}
 	}

@@ -92,13 +92,13 @@ func (v *toolView) encodedList() []byte {
 	return v.encoded
 }
 
-// brief is the rows of the brief list (api.AppendToolRow: name and
-// description, what a listing shows), encoded on first use.
+// brief is the rows of the brief list (api.AppendToolRow: name and the
+// summary of the description, what a listing shows), encoded on first use.
 func (v *toolView) brief() []byte {
 	v.briefOnce.Do(func() {
 		var b []byte
 		for _, t := range v.tools {
-			b = api.AppendToolRow(b, t.Name, t.Description)
+			b = api.AppendToolRow(b, t.Name, api.Summary(t.Description))
 		}
 		v.briefEncoded = b
 		releaseIfBig(len(v.tools))

@@ -111,8 +111,8 @@ func (d *daemon) serveNamespaces(w http.ResponseWriter, r *http.Request) error {
 
 // serveTools answers GET /v1/tools?ns=[&brief=1]. An unread namespace
 // answers 200 with no tools and state "unread". brief=1 answers
-// application/x-ndjson rows, each tool's name and description only
-// (api.DecodeToolRows reads them).
+// application/x-ndjson rows, each tool's name and the summary of its
+// description (api.DecodeToolRows reads them).
 func (d *daemon) serveTools(w http.ResponseWriter, r *http.Request) error {
 	return d.serveToolList(w, r, "")
 }

@@ -7,26 +7,38 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The brief tool list (GET /v1/tools?ns=NS&brief=1, what `mcpx ls NS`
 // shows) is application/x-ndjson: a first line {"namespace": Namespace},
-// then one line per tool, ["name","description"], in the server's order.
-// A listing of 10,000 tools is then read without reflection: each row is
-// two JSON strings, and a string without escapes is used as it stands.
+// then one line per tool, ["name","summary"] (Summary of its description),
+// in the server's order. A listing of 10,000 tools is then read without
+// reflection: each row is two JSON strings, and a string without escapes is
+// used as it stands.
+
+// ToolRows is a brief tool list.
+type ToolRows struct {
+	Namespace Namespace
+	Rows      []ToolRow
+}
+
+// ToolRow is one tool of a brief list: its name and the Summary of its
+// description.
+type ToolRow struct{ Name, Summary string }
 
 // AppendToolRow appends the row of one tool (with its newline) to b.
-func AppendToolRow(b []byte, name, description string) []byte {
+func AppendToolRow(b []byte, name, summary string) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode([2]string{name, description}) // strings always encode
+	_ = enc.Encode([2]string{name, summary}) // strings always encode
 	return append(b, buf.Bytes()...)
 }
 
-// DecodeToolRows reads a brief tool list. Its tools carry Namespace, Name
-// and Description only.
-func DecodeToolRows(data []byte) (*ToolsResponse, error) {
+// DecodeToolRows reads a brief tool list. The strings of the result share
+// data's memory: the caller must not change data afterwards.
+func DecodeToolRows(data []byte) (*ToolRows, error) {
 	head, rest, _ := bytes.Cut(data, []byte("\n"))
 	var h struct {
 		Namespace *Namespace `json:"namespace"`
@@ -37,9 +49,10 @@ func DecodeToolRows(data []byte) (*ToolsResponse, error) {
 	if h.Namespace == nil {
 		return nil, errors.New("tool rows: first line has no namespace")
 	}
-	r := &ToolsResponse{Namespace: *h.Namespace, Tools: make([]Tool, 0, bytes.Count(rest, []byte("\n")))}
-	// One conversion; the rows' strings are slices of it.
-	s := string(rest)
+	r := &ToolRows{Namespace: *h.Namespace, Rows: make([]ToolRow, 0, bytes.Count(rest, []byte("\n")))}
+	// The rows' strings are slices of data, which the caller hands over:
+	// no copy of a listing that may run to megabytes.
+	s := unsafe.String(unsafe.SliceData(rest), len(rest))
 	for line := 1; s != ""; line++ {
 		var row string
 		var ok bool
@@ -47,11 +60,11 @@ func DecodeToolRows(data []byte) (*ToolsResponse, error) {
 		if !ok {
 			return nil, fmt.Errorf("tool rows: line %d: not terminated", line+1)
 		}
-		name, desc, err := decodeRow(row)
+		name, summary, err := decodeRow(row)
 		if err != nil {
 			return nil, fmt.Errorf("tool rows: line %d: %w", line+1, err)
 		}
-		r.Tools = append(r.Tools, Tool{Namespace: r.Namespace.Name, Name: name, Description: desc})
+		r.Rows = append(r.Rows, ToolRow{Name: name, Summary: summary})
 	}
 	return r, nil
 }
@@ -63,9 +76,9 @@ func cut(s string, sep byte) (before, after string, found bool) {
 	return s, "", false
 }
 
-// decodeRow reads ["name","description"] (no other whitespace: what
+// decodeRow reads ["name","summary"] (no other whitespace: what
 // AppendToolRow writes).
-func decodeRow(row string) (name, desc string, err error) {
+func decodeRow(row string) (name, summary string, err error) {
 	if len(row) < 2 || row[0] != '[' || row[len(row)-1] != ']' {
 		return "", "", errors.New("want [\"name\",\"description\"]")
 	}
@@ -76,14 +89,14 @@ func decodeRow(row string) (name, desc string, err error) {
 	if len(rest) == 0 || rest[0] != ',' {
 		return "", "", errors.New("want two strings")
 	}
-	desc, rest, err = jsonString(rest[1:])
+	summary, rest, err = jsonString(rest[1:])
 	if err != nil {
 		return "", "", err
 	}
 	if rest != "" {
 		return "", "", errors.New("want two strings")
 	}
-	return name, desc, nil
+	return name, summary, nil
 }
 
 // jsonString reads the JSON string at the start of s and returns its value
@@ -96,6 +109,16 @@ func jsonString(s string) (string, string, error) {
 	}
 	plain, ascii := true, true
 	for i := 1; i < len(s); i++ {
+		// Eight plain bytes at a time, then byte by byte.
+		for i+8 <= len(s) && plain8(s[i:i+8]) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
+		if c := s[i]; c < utf8.RuneSelf && !notPlain[c] {
+			continue
+		}
 		switch c := s[i]; {
 		case c == '"':
 			tok := s[:i+1]
@@ -117,4 +140,26 @@ func jsonString(s string) (string, string, error) {
 		}
 	}
 	return "", "", errors.New("unterminated string")
+}
+
+// plain8 reports whether none of the 8 bytes of s is a quote, a backslash,
+// a control character or outside ASCII (the SWAR tests of "Bit Twiddling
+// Hacks": a byte less than n, a byte equal to c).
+func plain8(s string) bool {
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	less := func(x uint64, n uint64) uint64 { return (x - ones*n) & ^x & highs }
+	zero := func(x uint64) uint64 { return (x - ones) & ^x & highs }
+	return (x&highs)|less(x, 0x20)|zero(x^(ones*'"'))|zero(x^(ones*'\\')) == 0
+}
+
+// notPlain marks the ASCII bytes jsonString must look at: the quote, the
+// backslash and control characters.
+var notPlain = [utf8.RuneSelf]bool{
+	'"': true, '\\': true,
+	0x00: true, 0x01: true, 0x02: true, 0x03: true, 0x04: true, 0x05: true, 0x06: true, 0x07: true,
+	0x08: true, 0x09: true, 0x0a: true, 0x0b: true, 0x0c: true, 0x0d: true, 0x0e: true, 0x0f: true,
+	0x10: true, 0x11: true, 0x12: true, 0x13: true, 0x14: true, 0x15: true, 0x16: true, 0x17: true,
+	0x18: true, 0x19: true, 0x1a: true, 0x1b: true, 0x1c: true, 0x1d: true, 0x1e: true, 0x1f: true,
 }

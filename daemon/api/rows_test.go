@@ -30,17 +30,17 @@ func TestToolRowsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Namespace.Name != "fx" || r.Namespace.Tools != len(pairs) || len(r.Tools) != len(pairs) {
+	if r.Namespace.Name != "fx" || r.Namespace.Tools != len(pairs) || len(r.Rows) != len(pairs) {
 		t.Fatalf("got %+v", r)
 	}
 	for i, p := range pairs {
-		want := Tool{Namespace: "fx", Name: p[0], Description: p[1]}
-		if !reflect.DeepEqual(r.Tools[i], want) {
-			t.Errorf("row %d = %+v, want %+v", i, r.Tools[i], want)
+		want := ToolRow{Name: p[0], Summary: p[1]}
+		if !reflect.DeepEqual(r.Rows[i], want) {
+			t.Errorf("row %d = %+v, want %+v", i, r.Rows[i], want)
 		}
 	}
 	// No tools: the first line alone.
-	if r, err := DecodeToolRows(rowsOf("none")); err != nil || len(r.Tools) != 0 || r.Tools == nil {
+	if r, err := DecodeToolRows(rowsOf("none")); err != nil || len(r.Rows) != 0 || r.Rows == nil {
 		t.Errorf("empty list: %+v, %v", r, err)
 	}
 }
@@ -84,20 +84,34 @@ func FuzzDecodeToolRows(f *testing.F) {
 			return
 		}
 		lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")[1:]
-		if len(r.Tools) != len(lines) {
-			if !(len(r.Tools) == 0 && len(lines) == 1 && lines[0] == "") {
-				t.Fatalf("%d tools from %d lines", len(r.Tools), len(lines))
+		if len(r.Rows) != len(lines) {
+			if !(len(r.Rows) == 0 && len(lines) == 1 && lines[0] == "") {
+				t.Fatalf("%d tools from %d lines", len(r.Rows), len(lines))
 			}
 			return
 		}
 		for i, l := range lines {
 			var want [2]string
 			if err := json.Unmarshal([]byte(l), &want); err != nil {
-				t.Fatalf("line %q decoded to %+v but encoding/json says %v", l, r.Tools[i], err)
+				t.Fatalf("line %q decoded to %+v but encoding/json says %v", l, r.Rows[i], err)
 			}
-			if r.Tools[i].Name != want[0] || r.Tools[i].Description != want[1] {
-				t.Fatalf("line %q: %q %q, encoding/json %q", l, r.Tools[i].Name, r.Tools[i].Description, want)
+			if r.Rows[i].Name != want[0] || r.Rows[i].Summary != want[1] {
+				t.Fatalf("line %q: %q %q, encoding/json %q", l, r.Rows[i].Name, r.Rows[i].Summary, want)
 			}
 		}
 	})
+}
+
+// plain8 finds any special byte at any position among plain ones.
+func TestPlain8(t *testing.T) {
+	for b := 0; b < 256; b++ {
+		special := b < 0x20 || b == '"' || b == '\\' || b >= 0x80
+		for pos := range 8 {
+			s := []byte("azAZ09 ~")
+			s[pos] = byte(b)
+			if got := plain8(string(s)); got == special {
+				t.Fatalf("plain8(%q) = %v", s, got)
+			}
+		}
+	}
 }

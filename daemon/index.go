@@ -68,7 +68,7 @@ type toolView struct {
 	briefEncoded []byte
 
 	searchOnce sync.Once
-	search     []scoredDoc // the tools with their search documents
+	search     *searchIndex // the tools' inverted index, built on first search
 }
 
 // bigIndex is the number of tools from which building an index or an

@@ -40,13 +40,17 @@ const defaultSearchLimit = 10
 
 // searchDoc is one tool's weighted term frequencies.
 type searchDoc struct {
-	name   string // tool name, for the tie break and the filter
-	tf     map[string]float64
+	terms  []termFreq
 	length float64
 }
 
-// docsOf returns the search documents of a snapshot's tools, built once per
-// snapshot digest (tokenizing and stemming are the costly part).
+type termFreq struct {
+	term string
+	tf   float64
+}
+
+// docsOf returns the search documents of a snapshot's tools by name, built
+// once per snapshot digest (tokenizing and stemming are the costly part).
 func (ix *snapIndex) docsOf(ns string, raws []json.RawMessage) map[string]*searchDoc {
 	ix.docsOnce.Do(func() {
 		ix.docs = make(map[string]*searchDoc, len(raws))
@@ -60,11 +64,12 @@ func (ix *snapIndex) docsOf(ns string, raws []json.RawMessage) map[string]*searc
 }
 
 func newSearchDoc(t api.Tool) *searchDoc {
-	d := &searchDoc{name: t.Name, tf: map[string]float64{}}
+	tf := map[string]float64{}
+	var length float64
 	add := func(text string, w float64) {
 		for _, term := range terms(text) {
-			d.tf[term] += w
-			d.length += w
+			tf[term] += w
+			length += w
 		}
 	}
 	var def struct {
@@ -87,7 +92,40 @@ func newSearchDoc(t api.Tool) *searchDoc {
 	for p := range def.InputSchema.Properties {
 		add(p, weightParam)
 	}
+	// A slice, not the map: a snapshot keeps 10,000 of these.
+	d := &searchDoc{terms: make([]termFreq, 0, len(tf)), length: length}
+	for term, f := range tf {
+		d.terms = append(d.terms, termFreq{term, f})
+	}
 	return d
+}
+
+// searchIndex is the inverted index of a set of tools (one view's): the
+// length of each tool's document and, per term, the tools whose document
+// has it. A search then touches only the tools that share a word with it.
+type searchIndex struct {
+	tools    []*api.Tool
+	lengths  []float64
+	total    float64 // the sum of lengths
+	postings map[string][]posting
+}
+
+type posting struct {
+	doc int32 // index into tools
+	tf  float64
+}
+
+// newSearchIndex indexes tools, whose documents are docs (same order).
+func newSearchIndex(tools []*api.Tool, docs []*searchDoc) *searchIndex {
+	ix := &searchIndex{tools: tools, lengths: make([]float64, len(docs)), postings: map[string][]posting{}}
+	for i, d := range docs {
+		ix.lengths[i] = d.length
+		ix.total += d.length
+		for _, t := range d.terms {
+			ix.postings[t.term] = append(ix.postings[t.term], posting{int32(i), t.tf})
+		}
+	}
+	return ix
 }
 
 // terms splits text into stemmed search terms: words at anything that is
@@ -158,26 +196,20 @@ var stopWords = func() map[string]bool {
 	return m
 }()
 
-// scoredDoc is a candidate of one search: a tool of a view (not copied)
-// and its search document.
-type scoredDoc struct {
-	tool *api.Tool
-	doc  *searchDoc
-}
-
-// rank scores docs against the query terms with BM25 and returns the hits
-// with a positive score, best first, ties by namespace.tool, at most limit
-// (0: all). Only the hits returned are built: with a limit, the best are
-// kept in a bounded sorted list as the scores are computed.
-func rank(docs []scoredDoc, query []string, limit int) []api.SearchHit {
+// rank scores the tools of indexes against the query terms with BM25 (the
+// indexes are one collection) and returns the hits with a positive score,
+// best first, ties by namespace.tool, at most limit (0: all). Only the hits
+// returned are built: with a limit, the best are kept in a bounded sorted
+// list as the scores are computed.
+func rank(indexes []*searchIndex, query []string, limit int) []api.SearchHit {
 	hits := []api.SearchHit{}
-	if len(query) == 0 || len(docs) == 0 {
-		return hits
+	var n, total float64
+	for _, ix := range indexes {
+		n += float64(len(ix.tools))
+		total += ix.total
 	}
-	n := float64(len(docs))
-	var total float64
-	for _, d := range docs {
-		total += d.doc.length
+	if len(query) == 0 || n == 0 {
+		return hits
 	}
 	avg := total / n
 	if avg == 0 {
@@ -192,16 +224,14 @@ func rank(docs []scoredDoc, query []string, limit int) []api.SearchHit {
 	idf := make([]float64, len(uniq))
 	for j, q := range uniq {
 		var df float64
-		for _, d := range docs {
-			if d.doc.tf[q] > 0 {
-				df++
-			}
+		for _, ix := range indexes {
+			df += float64(len(ix.postings[q]))
 		}
 		idf[j] = math.Log(1 + (n-df+0.5)/(df+0.5))
 	}
 	type scored struct {
 		score float64
-		i     int
+		tool  *api.Tool
 	}
 	// before orders two candidates: higher score first, then by
 	// namespace.tool.
@@ -209,40 +239,48 @@ func rank(docs []scoredDoc, query []string, limit int) []api.SearchHit {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
 		}
-		return compareQualified(docs[a.i].tool, docs[b.i].tool)
+		return compareQualified(a.tool, b.tool)
 	}
 	var top []scored
-	for i, d := range docs {
-		var s float64
+	var scores []float64
+	for _, ix := range indexes {
+		scores = slices.Grow(scores[:0], len(ix.tools))[:len(ix.tools)]
+		clear(scores)
+		matched := false
 		for j, q := range uniq {
-			tf := d.doc.tf[q]
-			if tf == 0 {
+			for _, p := range ix.postings[q] {
+				norm := bm25K1 * (1 - bm25B + bm25B*ix.lengths[p.doc]/avg)
+				scores[p.doc] += idf[j] * p.tf * (bm25K1 + 1) / (p.tf + norm)
+				matched = true
+			}
+		}
+		if !matched {
+			continue
+		}
+		for i, s := range scores {
+			if s <= 0 {
 				continue
 			}
-			s += idf[j] * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.doc.length/avg))
+			c := scored{math.Round(s*1000) / 1000, ix.tools[i]}
+			if limit <= 0 {
+				top = append(top, c)
+				continue
+			}
+			if len(top) == limit && before(c, top[limit-1]) >= 0 {
+				continue
+			}
+			at, _ := slices.BinarySearchFunc(top, c, before)
+			if len(top) == limit {
+				top = top[:limit-1]
+			}
+			top = slices.Insert(top, at, c)
 		}
-		if s <= 0 {
-			continue
-		}
-		c := scored{math.Round(s*1000) / 1000, i}
-		if limit <= 0 {
-			top = append(top, c)
-			continue
-		}
-		if len(top) == limit && before(c, top[limit-1]) >= 0 {
-			continue
-		}
-		at, _ := slices.BinarySearchFunc(top, c, before)
-		if len(top) == limit {
-			top = top[:limit-1]
-		}
-		top = slices.Insert(top, at, c)
 	}
 	if limit <= 0 {
 		slices.SortFunc(top, before)
 	}
 	for _, c := range top {
-		t := *docs[c.i].tool
+		t := *c.tool
 		t.Definition = nil // results name tools; `mcpx schema` has the rest
 		hits = append(hits, api.SearchHit{Tool: t, Score: c.score})
 	}
@@ -311,7 +349,7 @@ func (d *daemon) serveSearch(w http.ResponseWriter, r *http.Request) error {
 		}
 		names = []string{ns}
 	}
-	var docs []scoredDoc
+	var indexes []*searchIndex
 	var unread []string
 	for _, name := range names {
 		s := st.cfg.Servers[name]
@@ -323,27 +361,29 @@ func (d *daemon) serveSearch(w http.ResponseWriter, r *http.Request) error {
 			continue
 		}
 		// Documents cover every tool of the snapshot; the server's tool
-		// filters apply through the view, which pairs its tools with
-		// their documents once.
-		docs = append(docs, view.searchDocs(func() map[string]*searchDoc {
+		// filters apply through the view, which indexes its tools once.
+		indexes = append(indexes, view.searchIndex(func() map[string]*searchDoc {
 			return view.idx.derived.docsOf(s.Name, snap.Tools)
-		})...)
+		}))
 	}
-	return writeJSON(w, api.SearchResponse{Query: q, Results: rank(docs, terms(strings.Join(text, " ")), limit), Unread: unread})
+	return writeJSON(w, api.SearchResponse{Query: q, Results: rank(indexes, terms(strings.Join(text, " ")), limit), Unread: unread})
 }
 
-// searchDocs pairs the view's tools with their search documents (from
+// searchIndex indexes the view's tools with their search documents (from
 // docsOf, called once per view: the view and the documents both belong to
 // one snapshot), in the view's order.
-func (v *toolView) searchDocs(docsOf func() map[string]*searchDoc) []scoredDoc {
+func (v *toolView) searchIndex(docsOf func() map[string]*searchDoc) *searchIndex {
 	v.searchOnce.Do(func() {
 		byName := docsOf()
-		v.search = make([]scoredDoc, 0, len(v.tools))
+		var tools []*api.Tool
+		var docs []*searchDoc
 		for i := range v.tools {
 			if doc := byName[v.tools[i].Name]; doc != nil {
-				v.search = append(v.search, scoredDoc{tool: &v.tools[i], doc: doc})
+				tools = append(tools, &v.tools[i])
+				docs = append(docs, doc)
 			}
 		}
+		v.search = newSearchIndex(tools, docs)
 	})
 	return v.search
 }

@@ -45,12 +45,14 @@ func TestWords(t *testing.T) {
 
 // searchTools ranks tools as serveSearch does, without a daemon.
 func searchTools(tools []api.Tool, q string, limit int) []string {
-	var docs []scoredDoc
+	var ptrs []*api.Tool
+	var docs []*searchDoc
 	for i := range tools {
-		docs = append(docs, scoredDoc{tool: &tools[i], doc: newSearchDoc(tools[i])})
+		ptrs = append(ptrs, &tools[i])
+		docs = append(docs, newSearchDoc(tools[i]))
 	}
 	var out []string
-	for _, h := range rank(docs, terms(q), limit) {
+	for _, h := range rank([]*searchIndex{newSearchIndex(ptrs, docs)}, terms(q), limit) {
 		out = append(out, h.Namespace+"."+h.Name)
 	}
 	return out

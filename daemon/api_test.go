@@ -287,8 +287,8 @@ func TestBinaryResultsGoToTheStore(t *testing.T) {
 		want []byte
 		mime string
 	}{
-		{"image", fixture.PNG, "image/png"},
-		{"audio", fixture.WAV, "audio/wav"},
+		{"image", fixture.PNG(), "image/png"},
+		{"audio", fixture.WAV(), "audio/wav"},
 		{"blob", fixture.Blob, "application/octet-stream"},
 	} {
 		_, resp, e := d.call("fx", c.tool, "", false)

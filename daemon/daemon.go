@@ -109,6 +109,7 @@ type daemon struct {
 
 	calls      atomic.Int64
 	inflight   atomic.Int64
+	served     atomic.Int64 // requests answered or in flight, for trimLoop
 	lastActive atomic.Int64 // unix nanoseconds of the last request start or end
 
 	flightMu sync.Mutex
@@ -249,7 +250,7 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 
 	loops, stopLoops := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	loopFns := []func(context.Context){d.watchConfig, d.idleLoop, d.statusLoop, d.watchdogLoop, d.gcLoop}
+	loopFns := []func(context.Context){d.watchConfig, d.idleLoop, d.statusLoop, d.watchdogLoop, d.gcLoop, d.trimLoop}
 	if opts.Manager == "direct" {
 		// Under systemd or launchd the service manager owns the socket.
 		loopFns = append(loopFns, func(ctx context.Context) { d.keepSocket(ctx, srv) })

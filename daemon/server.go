@@ -78,6 +78,7 @@ func (d *daemon) handler() http.Handler {
 			return
 		}
 		d.inflight.Add(1)
+		d.served.Add(1)
 		d.touch()
 		defer func() { d.touch(); d.inflight.Add(-1) }()
 		if debug && strings.HasPrefix(r.URL.Path, debugPrefix) {

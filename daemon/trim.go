@@ -1,0 +1,35 @@
+package daemon
+
+import (
+	"context"
+	"runtime/debug"
+	"time"
+)
+
+// trimAfter is how long the daemon must go without a request before it
+// returns its free memory to the system.
+const trimAfter = time.Second
+
+// trimLoop returns the heap's free pages to the system once at start (the
+// packages' init garbage: JSON-schema meta-schemas, mcp-go) and whenever a
+// burst of requests has been followed by trimAfter of quiet. The Go runtime
+// would give them back too, but over minutes; a daemon that mostly waits
+// should hold what it uses, not what its last burst used.
+func (d *daemon) trimLoop(ctx context.Context) {
+	debug.FreeOSMemory()
+	seen, busy := d.served.Load(), false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(trimAfter):
+		}
+		switch n := d.served.Load(); {
+		case n != seen:
+			seen, busy = n, true
+		case busy && d.inflight.Load() == 0:
+			debug.FreeOSMemory()
+			busy = false
+		}
+	}
+}

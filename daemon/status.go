@@ -83,13 +83,21 @@ func (d *daemon) statusLine() string {
 	return fmt.Sprintf("%d servers, %d live, %d calls", len(st.names), d.live(), d.calls.Load())
 }
 
-// statusLoop keeps STATUS= current.
+// statusLoop keeps STATUS= current, within statusEvery.
 func (d *daemon) statusLoop(ctx context.Context) {
 	last := ""
 	for {
 		if line := d.statusLine(); line != last {
 			notify("STATUS=" + line)
 			last = line
+			// At most one update per statusEvery: a busy daemon's calls
+			// coalesce instead of waking this loop, and sending systemd
+			// a datagram, once each.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(statusEvery):
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -99,6 +107,9 @@ func (d *daemon) statusLoop(ctx context.Context) {
 		}
 	}
 }
+
+// statusEvery is the shortest time between two STATUS= updates.
+const statusEvery = 500 * time.Millisecond
 
 // pokeStatus asks statusLoop to send STATUS= now (after a call).
 func (d *daemon) pokeStatus() {

@@ -26,12 +26,14 @@ import (
 // schema's $schema names another, e.g. draft-07; local $ref/$defs followed).
 
 // toolSchema is what a call needs of one tool, made once per snapshot: the
-// policy hint of its annotations and its input schema, decoded and compiled.
+// policy hint of its annotations, its task support and its input schema,
+// decoded and compiled.
 type toolSchema struct {
-	hint      hint               // what the annotations say to the policy
-	input     map[string]any     // the decoded inputSchema; nil when the tool has none
-	validator *jsonschema.Schema // nil when there is no schema or it does not compile
-	err       error              // why it does not compile (validation is then skipped)
+	hint        hint               // what the annotations say to the policy
+	taskSupport string             // execution.taskSupport: "", "optional", "required" or "forbidden"
+	input       map[string]any     // the decoded inputSchema; nil when the tool has none
+	validator   *jsonschema.Schema // nil when there is no schema or it does not compile
+	err         error              // why it does not compile (validation is then skipped)
 }
 
 // schemaOf returns t's policy hint and compiled input schema, made on
@@ -53,9 +55,14 @@ func (ix *snapIndex) schemaOf(t api.Tool) *toolSchema {
 func compileTool(t api.Tool) *toolSchema {
 	var def struct {
 		InputSchema json.RawMessage `json:"inputSchema"`
+		Execution   struct {
+			TaskSupport string `json:"taskSupport"`
+		} `json:"execution"`
 	}
 	ts := &toolSchema{hint: hintOf(t)}
-	if err := json.Unmarshal(t.Definition, &def); err != nil || len(def.InputSchema) == 0 || string(def.InputSchema) == "null" {
+	err := json.Unmarshal(t.Definition, &def)
+	ts.taskSupport = def.Execution.TaskSupport
+	if err != nil || len(def.InputSchema) == 0 || string(def.InputSchema) == "null" {
 		return ts
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(def.InputSchema))

@@ -145,7 +145,11 @@ func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.Call
 		return nil, err
 	}
 	caller := upstream.Caller{Session: req.Session, Cwd: req.Cwd}
-	asTask, err := callAsTask(s.Name, req, found)
+	support := ""
+	if found != nil {
+		support = ts.taskSupport
+	}
+	asTask, err := callAsTask(s.Name, req, support)
 	if err != nil {
 		return nil, err
 	}
@@ -205,15 +209,11 @@ func (d *daemon) finishCall(st *state, ns string, req api.CallRequest, snap *cac
 	return &resp, nil
 }
 
-// callAsTask decides whether req runs as a task: the cached tool t's
-// execution.taskSupport (nil t: unknown) is "required", or "optional" and the caller asked
+// callAsTask decides whether req runs as a task: the cached tool's
+// execution.taskSupport ("" when unknown) is "required", or "optional" and the caller asked
 // (--task or --detach). Asking for a task of a tool that does not support
 // them is a bad request.
-func callAsTask(ns string, req api.CallRequest, t *api.Tool) (bool, error) {
-	support := ""
-	if t != nil {
-		support = taskSupport(*t)
-	}
+func callAsTask(ns string, req api.CallRequest, support string) (bool, error) {
 	switch support {
 	case "required":
 		return true, nil

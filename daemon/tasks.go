@@ -52,18 +52,6 @@ type taskRun struct {
 
 func (r *taskRun) requestCancel() { r.stopOnce.Do(func() { close(r.cancel) }) }
 
-// taskSupport reads execution.taskSupport of a tool definition ("" when
-// absent).
-func taskSupport(t api.Tool) string {
-	var def struct {
-		Execution struct {
-			TaskSupport string `json:"taskSupport"`
-		} `json:"execution"`
-	}
-	_ = json.Unmarshal(t.Definition, &def)
-	return def.Execution.TaskSupport
-}
-
 // startTask runs ns.tool as a task in the background and returns once the
 // server created it (or answered the call plainly, or failed).
 func (d *daemon) startTask(ctx context.Context, ns, tool string, spec upstream.Spec, caller upstream.Caller, args json.RawMessage) (*taskRun, error) {

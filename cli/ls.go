@@ -46,11 +46,9 @@ func lsCommand(a *App) *ucli.Command {
 				if err := unreadError(r.Namespace); err != nil {
 					return err
 				}
-				rows := make([][]string, 0, len(r.Rows))
-				for _, t := range r.Rows {
-					rows = append(rows, []string{t.Name, t.Summary})
-				}
-				return table(a.Stdout, []string{"TOOL", "DESCRIPTION"}, rows)
+				return table2(a.Stdout, [2]string{"TOOL", "DESCRIPTION"}, len(r.Rows), func(i int) (string, string) {
+					return r.Rows[i].Name, r.Rows[i].Summary
+				})
 			}
 			r, err := c.Namespaces(ctx)
 			if err != nil {

@@ -59,6 +59,29 @@ func table(w io.Writer, header []string, rows [][]string) error {
 	return bw.Flush()
 }
 
+// table2 is table for two columns whose n rows row returns: a listing of
+// 10,000 tools is then printed without building 10,000 row slices.
+func table2(w io.Writer, header [2]string, n int, row func(int) (string, string)) error {
+	width := utf8.RuneCountInString(api.OneLine(header[0]))
+	for i := range n {
+		name, _ := row(i)
+		width = max(width, utf8.RuneCountInString(api.OneLine(name)))
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	write := func(a, b string) {
+		a = api.OneLine(a)
+		bw.WriteString(a)
+		bw.WriteString(spaces(width - utf8.RuneCountInString(a) + 2))
+		bw.WriteString(api.OneLine(b))
+		bw.WriteByte('\n')
+	}
+	write(header[0], header[1])
+	for i := range n {
+		write(row(i))
+	}
+	return bw.Flush()
+}
+
 // spaces is n spaces (none for n < 1).
 func spaces(n int) string {
 	const blank = "                                                                "

@@ -52,3 +52,22 @@ func TestSummary(t *testing.T) {
 		}
 	}
 }
+
+// table2 prints two columns exactly as table does.
+func TestTable2SameAsTable(t *testing.T) {
+	rows := [][2]string{{"a", "bé"}, {"longer name", "x"}, {"ü", ""}, {"q\tr", "w\tx\ny"}, {"", "only"}}
+	var got, want strings.Builder
+	if err := table2(&got, [2]string{"TOOL", "DESCRIPTION"}, len(rows), func(i int) (string, string) { return rows[i][0], rows[i][1] }); err != nil {
+		t.Fatal(err)
+	}
+	var cells [][]string
+	for _, r := range rows {
+		cells = append(cells, []string{r[0], r[1]})
+	}
+	if err := table(&want, []string{"TOOL", "DESCRIPTION"}, cells); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Fatalf("table2:\n%q\ntable:\n%q", got.String(), want.String())
+	}
+}

@@ -108,10 +108,17 @@ func (p *proc) stopGroup(leaderDone <-chan struct{}, grace time.Duration) {
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	deadline := time.Now().Add(grace)
-	for !groupGone(pgid) && time.Now().Before(deadline) {
+	for !groupGone(pgid) {
+		if time.Now().After(deadline) {
+			// Members still there keep the pgid from being reused,
+			// so this reaches only the server's processes.
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			return
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	// The group is empty: its number may already belong to someone else,
+	// so it is not signalled again.
 }
 
 // groupGone reports whether no process is left in group pgid.

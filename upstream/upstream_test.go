@@ -350,6 +350,49 @@ func TestStopSignalsGroup(t *testing.T) {
 	eventually(t, fmt.Sprintf("process group %d to be gone", pid), func() bool { return processGone(pid) })
 }
 
+// A member of the group that ignores SIGTERM and outlives the leader (which
+// ends when its stdin closes) is killed once the grace has passed.
+func TestStopKillsStubbornMembers(t *testing.T) {
+	p := newPools(t, Options{})
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	spec := Spec{
+		Server: &config.Server{
+			Name:      "stubborn-member",
+			Command:   "sh",
+			Args:      []string{"-c", `(trap "" TERM; exec sleep 300) & echo $! > "$0"; exec cat > /dev/null`, pidFile},
+			Transport: config.TransportStdio,
+			Options:   config.Options{StartTimeout: config.Duration(300 * time.Millisecond)},
+		},
+		Hash: "stubborn-member",
+		Env:  os.Environ(),
+	}
+	_, err := p.Call(context.Background(), spec, Caller{}, "echo", nil)
+	var se *StartError
+	if !errors.As(err, &se) {
+		t.Fatalf("err = %v, want *StartError", err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, fmt.Sprintf("the member %d that ignores SIGTERM to be gone", pid), func() bool { return processDead(pid) })
+}
+
+// processDead reports whether pid has ended (gone, or a zombie nobody has
+// reaped yet: the member is not our child).
+func processDead(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
+}
+
 func TestCallTimeoutCancels(t *testing.T) {
 	p := newPools(t, Options{})
 	log := filepath.Join(t.TempDir(), "cancel.log")

@@ -36,8 +36,8 @@ type toolSchema struct {
 	err         error              // why it does not compile (validation is then skipped)
 }
 
-// schemaOf returns t's policy hint and compiled input schema, made on
-// first use.
+// schemaOf returns what a call needs of t (toolSchema), made on its first
+// use in this snapshot.
 func (ix *snapIndex) schemaOf(t api.Tool) *toolSchema {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()

@@ -79,3 +79,18 @@ type lazyManager struct {
 	paths config.Paths
 	self  string
 }
+
+// sessionFlag is --session of the commands that reach a server (call,
+// prompt, read).
+func sessionFlag() ucli.Flag {
+	return &ucli.StringFlag{Name: "session", Usage: "session `ID` for servers with scope session (default $MCPX_SESSION_ID)"}
+}
+
+// session is the session id for servers with scope "session": --session,
+// else $MCPX_SESSION_ID.
+func (a *App) session(cmd *ucli.Command) string {
+	if s := cmd.String("session"); s != "" {
+		return s
+	}
+	return a.Getenv("MCPX_SESSION_ID")
+}

@@ -45,7 +45,7 @@ func callCommand(a *App) *ucli.Command {
 			&ucli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`FORMAT` of the result: text, json or raw"},
 			&ucli.BoolFlag{Name: "no-validate", Usage: "send the arguments without checking them against the input schema"},
 			&ucli.BoolFlag{Name: "progress", Usage: "print the server's progress and log messages on stderr, one line each (a terminal shows a progress bar anyway)"},
-			&ucli.StringFlag{Name: "session", Usage: "session `ID` for servers with scope session (default $MCPX_SESSION_ID)"},
+			sessionFlag(),
 			&ucli.StringFlag{Name: "save", Usage: "copy binary results into `DIR`"},
 			&ucli.BoolFlag{Name: "task", Usage: "run a tool whose task support is optional as a task"},
 			&ucli.BoolFlag{Name: "detach", Usage: "print the task id at once and let the daemon finish the task (collect it with `mcpx task result`)"},
@@ -79,13 +79,9 @@ func callCommand(a *App) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			session := cmd.String("session")
-			if session == "" {
-				session = a.Getenv("MCPX_SESSION_ID")
-			}
 			req := api.CallRequest{Namespace: ns, Tool: tool, Arguments: parsed.object, Pairs: parsed.pairs,
 				NoValidate: cmd.Bool("no-validate"), Raw: mode == "raw",
-				Session: session, Confirmed: cmd.Bool("yes")}
+				Session: a.session(cmd), Confirmed: cmd.Bool("yes")}
 			req.Task, req.Detach = cmd.Bool("task"), cmd.Bool("detach")
 			call := c.Call
 			if a.StderrTTY || cmd.Bool("progress") {

@@ -8,6 +8,7 @@ import (
 
 	ucli "github.com/urfave/cli/v3"
 
+	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
@@ -23,21 +24,7 @@ func promptsCommand(a *App) *ucli.Command {
 		Name:      "prompts",
 		Usage:     "list the prompts of every namespace, or of one",
 		ArgsUsage: "[NS]",
-		Action: func(ctx context.Context, cmd *ucli.Command) error {
-			if cmd.NArg() > 1 {
-				return usagef("prompts takes at most one namespace")
-			}
-			c, err := a.client(ctx, cmd)
-			if err != nil {
-				return err
-			}
-			r, err := c.Prompts(ctx, cmd.Args().First())
-			if err != nil {
-				return err
-			}
-			if jsonOut(cmd) {
-				return writeJSON(a.Stdout, r)
-			}
+		Action: listAction(a, "prompts", (*client.Client).Prompts, func(r *api.PromptsResponse) ([]string, [][]string, []api.Namespace) {
 			rows := make([][]string, 0, len(r.Prompts))
 			for _, p := range r.Prompts {
 				args := make([]string, 0, len(p.Arguments))
@@ -50,14 +37,8 @@ func promptsCommand(a *App) *ucli.Command {
 				}
 				rows = append(rows, []string{p.Namespace + "." + p.Name, strings.Join(args, " "), api.Summary(firstNonEmpty(p.Description, p.Title))})
 			}
-			if len(rows) > 0 {
-				if err := table(a.Stdout, []string{"PROMPT", "ARGUMENTS", "DESCRIPTION"}, rows); err != nil {
-					return err
-				}
-			}
-			unread(a.Stderr, r.Namespaces)
-			return nil
-		},
+			return []string{"PROMPT", "ARGUMENTS", "DESCRIPTION"}, rows, r.Namespaces
+		}),
 	}
 }
 
@@ -72,7 +53,7 @@ func promptCommand(a *App) *ucli.Command {
 		Usage:     "get a prompt's messages",
 		ArgsUsage: "NS.NAME [key=value ...]",
 		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "session", Usage: "session `ID` for servers with scope session (default $MCPX_SESSION_ID)"},
+			sessionFlag(),
 		},
 		Action: func(ctx context.Context, cmd *ucli.Command) error {
 			if cmd.NArg() == 0 {
@@ -95,11 +76,7 @@ func promptCommand(a *App) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			session := cmd.String("session")
-			if session == "" {
-				session = a.Getenv("MCPX_SESSION_ID")
-			}
-			r, err := c.Prompt(ctx, api.PromptRequest{Namespace: ns, Name: name, Arguments: args, Session: session})
+			r, err := c.Prompt(ctx, api.PromptRequest{Namespace: ns, Name: name, Arguments: args, Session: a.session(cmd)})
 			if err != nil {
 				return err
 			}

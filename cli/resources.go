@@ -8,6 +8,7 @@ import (
 
 	ucli "github.com/urfave/cli/v3"
 
+	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
@@ -23,21 +24,7 @@ func resourcesCommand(a *App) *ucli.Command {
 		Name:      "resources",
 		Usage:     "list the resources and resource templates of every namespace, or of one",
 		ArgsUsage: "[NS]",
-		Action: func(ctx context.Context, cmd *ucli.Command) error {
-			if cmd.NArg() > 1 {
-				return usagef("resources takes at most one namespace")
-			}
-			c, err := a.client(ctx, cmd)
-			if err != nil {
-				return err
-			}
-			r, err := c.Resources(ctx, cmd.Args().First())
-			if err != nil {
-				return err
-			}
-			if jsonOut(cmd) {
-				return writeJSON(a.Stdout, r)
-			}
+		Action: listAction(a, "resources", (*client.Client).Resources, func(r *api.ResourcesResponse) ([]string, [][]string, []api.Namespace) {
 			rows := make([][]string, 0, len(r.Resources)+len(r.Templates))
 			for _, res := range r.Resources {
 				rows = append(rows, []string{res.Namespace, res.URI, res.MimeType, api.Summary(firstNonEmpty(res.Title, res.Name, res.Description))})
@@ -45,14 +32,40 @@ func resourcesCommand(a *App) *ucli.Command {
 			for _, t := range r.Templates {
 				rows = append(rows, []string{t.Namespace, t.URITemplate, t.MimeType, api.Summary(firstNonEmpty(t.Title, t.Name, t.Description)) + " (template)"})
 			}
-			if len(rows) > 0 {
-				if err := table(a.Stdout, []string{"NAMESPACE", "URI", "MIME", "NAME"}, rows); err != nil {
-					return err
-				}
+			return []string{"NAMESPACE", "URI", "MIME", "NAME"}, rows, r.Namespaces
+		}),
+	}
+}
+
+// listAction is the action of a listing from the schema cache (resources,
+// prompts): at most one namespace; --json prints what fetch returns,
+// otherwise render's table (nothing when it has no rows), then which
+// namespaces have not been read.
+func listAction[R any](a *App, name string, fetch func(*client.Client, context.Context, string) (*R, error),
+	render func(*R) (header []string, rows [][]string, namespaces []api.Namespace)) ucli.ActionFunc {
+	return func(ctx context.Context, cmd *ucli.Command) error {
+		if cmd.NArg() > 1 {
+			return usagef("%s takes at most one namespace", name)
+		}
+		c, err := a.client(ctx, cmd)
+		if err != nil {
+			return err
+		}
+		r, err := fetch(c, ctx, cmd.Args().First())
+		if err != nil {
+			return err
+		}
+		if jsonOut(cmd) {
+			return writeJSON(a.Stdout, r)
+		}
+		header, rows, namespaces := render(r)
+		if len(rows) > 0 {
+			if err := table(a.Stdout, header, rows); err != nil {
+				return err
 			}
-			unread(a.Stderr, r.Namespaces)
-			return nil
-		},
+		}
+		unread(a.Stderr, namespaces)
+		return nil
 	}
 }
 
@@ -88,7 +101,7 @@ func readCommand(a *App) *ucli.Command {
 		Usage:     "read a resource",
 		ArgsUsage: "NS URI",
 		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "session", Usage: "session `ID` for servers with scope session (default $MCPX_SESSION_ID)"},
+			sessionFlag(),
 			&ucli.StringFlag{Name: "save", Usage: "copy binary contents into `DIR`"},
 		},
 		Action: func(ctx context.Context, cmd *ucli.Command) error {
@@ -100,11 +113,7 @@ func readCommand(a *App) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			session := cmd.String("session")
-			if session == "" {
-				session = a.Getenv("MCPX_SESSION_ID")
-			}
-			r, err := c.Read(ctx, api.ReadRequest{Namespace: ns, URI: uri, Session: session})
+			r, err := c.Read(ctx, api.ReadRequest{Namespace: ns, URI: uri, Session: a.session(cmd)})
 			if err != nil {
 				return err
 			}

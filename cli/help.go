@@ -12,6 +12,7 @@ import (
 	ucli "github.com/urfave/cli/v3"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/schemadoc"
 )
 
 func init() { register(helpCommand) }
@@ -175,7 +176,7 @@ func writeParams(b *strings.Builder, ps []param, pad string) {
 // the schema's order of required, then the rest by name. Nested objects are
 // described one level deep.
 func params(root, s map[string]any, nest bool) []param {
-	s = resolveLocal(root, s)
+	s = schemadoc.Resolve(root, s)
 	props, _ := s["properties"].(map[string]any)
 	required := map[string]bool{}
 	var order []string
@@ -198,7 +199,7 @@ func params(root, s map[string]any, nest bool) []param {
 	sort.Strings(rest)
 	var out []param
 	for _, name := range append(order, rest...) {
-		ps := resolveLocal(root, asMap(props[name]))
+		ps := schemadoc.Resolve(root, schemadoc.Object(props[name]))
 		p := param{name: name, typ: typeName(root, ps), required: required[name], desc: description(ps), schema: ps}
 		if def, ok := ps["default"]; ok {
 			b, _ := json.Marshal(def)
@@ -206,7 +207,7 @@ func params(root, s map[string]any, nest bool) []param {
 		}
 		if nest && ps["properties"] != nil {
 			p.nested = params(root, ps, false)
-		} else if items := resolveLocal(root, asMap(ps["items"])); nest && items["properties"] != nil {
+		} else if items := schemadoc.Resolve(root, schemadoc.Object(ps["items"])); nest && items["properties"] != nil {
 			p.nested = params(root, items, false)
 		}
 		out = append(out, p)
@@ -222,32 +223,10 @@ func description(s map[string]any) string {
 	return strings.TrimSpace(d)
 }
 
-func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
-
-// resolveLocal follows a local $ref ("#/$defs/X") a few levels.
-func resolveLocal(root, s map[string]any) map[string]any {
-	for range 8 {
-		ref, ok := s["$ref"].(string)
-		if !ok || !strings.HasPrefix(ref, "#/") {
-			return s
-		}
-		var cur any = root
-		for _, tok := range strings.Split(ref[2:], "/") {
-			cur = asMap(cur)[strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)]
-		}
-		next := asMap(cur)
-		if next == nil {
-			return s
-		}
-		s = next
-	}
-	return s
-}
-
 // typeName describes a schema's type for people: string, integer, one of
 // "a" | "b", array of string, object, string | null…
 func typeName(root, s map[string]any) string {
-	s = resolveLocal(root, s)
+	s = schemadoc.Resolve(root, s)
 	if s == nil {
 		return "any"
 	}
@@ -267,7 +246,7 @@ func typeName(root, s map[string]any) string {
 		if alts, ok := s[key].([]any); ok && len(alts) > 0 {
 			var names []string
 			for _, alt := range alts {
-				n := typeName(root, asMap(alt))
+				n := typeName(root, schemadoc.Object(alt))
 				if !slices.Contains(names, n) {
 					names = append(names, n)
 				}
@@ -275,30 +254,13 @@ func typeName(root, s map[string]any) string {
 			return strings.Join(names, " | ")
 		}
 	}
-	var types []string
-	switch t := s["type"].(type) {
-	case string:
-		types = []string{t}
-	case []any:
-		for _, v := range t {
-			if str, ok := v.(string); ok {
-				types = append(types, str)
-			}
-		}
-	}
+	types := schemadoc.Types(s)
 	if len(types) == 0 {
-		switch {
-		case s["properties"] != nil:
-			types = []string{"object"}
-		case s["items"] != nil:
-			types = []string{"array"}
-		default:
-			return "any"
-		}
+		return "any"
 	}
 	for i, t := range types {
 		if t == "array" {
-			if items := asMap(s["items"]); items != nil {
+			if items := schemadoc.Object(s["items"]); items != nil {
 				types[i] = "array of " + typeName(root, items)
 			}
 		}
@@ -357,7 +319,7 @@ func exampleArg(root map[string]any, p param) string {
 // the default, the first enum value, else a placeholder of the right type
 // (strings are the parameter's name in capitals).
 func exampleValue(root, s map[string]any, name string, depth int) any {
-	s = resolveLocal(root, s)
+	s = schemadoc.Resolve(root, s)
 	if def, ok := s["default"]; ok {
 		return def
 	}
@@ -369,7 +331,7 @@ func exampleValue(root, s map[string]any, name string, depth int) any {
 	}
 	for _, key := range []string{"anyOf", "oneOf"} {
 		if alts, ok := s[key].([]any); ok && len(alts) > 0 {
-			return exampleValue(root, asMap(alts[0]), name, depth)
+			return exampleValue(root, schemadoc.Object(alts[0]), name, depth)
 		}
 	}
 	t, _ := s["type"].(string)
@@ -390,17 +352,17 @@ func exampleValue(root, s map[string]any, name string, depth int) any {
 		if depth > 3 {
 			return []any{}
 		}
-		return []any{exampleValue(root, asMap(s["items"]), name, depth+1)}
+		return []any{exampleValue(root, schemadoc.Object(s["items"]), name, depth+1)}
 	case "object":
 		out := map[string]any{}
 		if depth > 3 {
 			return out
 		}
-		props := asMap(s["properties"])
+		props := schemadoc.Object(s["properties"])
 		req, _ := s["required"].([]any)
 		for _, r := range req {
 			if k, ok := r.(string); ok && props[k] != nil {
-				out[k] = exampleValue(root, asMap(props[k]), k, depth+1)
+				out[k] = exampleValue(root, schemadoc.Object(props[k]), k, depth+1)
 			}
 		}
 		return out

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/mcpx-dev/mcpx/internal/schemadoc"
 )
 
 // toolDef is the part of a tool definition (as the server sent it) that the
@@ -194,26 +196,9 @@ func (r *tsRenderer) schemaType(s map[string]any, indent string) string {
 		}
 		return strings.Join(dedupe(parts), " & ")
 	}
-	var types []string
-	switch t := s["type"].(type) {
-	case string:
-		types = []string{t}
-	case []any:
-		for _, v := range t {
-			if str, ok := v.(string); ok {
-				types = append(types, str)
-			}
-		}
-	}
+	types := schemadoc.Types(s)
 	if len(types) == 0 {
-		switch {
-		case s["properties"] != nil || s["additionalProperties"] != nil:
-			types = []string{"object"}
-		case s["items"] != nil || s["prefixItems"] != nil:
-			types = []string{"array"}
-		default:
-			return "unknown"
-		}
+		return "unknown"
 	}
 	parts := make([]string, 0, len(types))
 	for _, t := range types {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/schemadoc"
 )
 
 // Call arguments travel raw from the CLI (api.CallRequest): a JSON object
@@ -132,7 +133,7 @@ func buildArgs(ns, tool string, ts *toolSchema, req api.CallRequest) (json.RawMe
 			byKey[p.Key] = append(byKey[p.Key], p)
 		}
 		for _, key := range order {
-			prop := resolveRef(input, asObject(props[key]))
+			prop := schemadoc.Resolve(input, schemadoc.Object(props[key]))
 			v, err := typePairs(prop, input, byKey[key], req.NoValidate)
 			if err != nil {
 				return nil, argError(ns, tool, key, "argument %s of %s.%s: %v", key, ns, tool, err)
@@ -161,7 +162,7 @@ func typePairs(prop, root map[string]any, pairs []api.ArgPair, lenient bool) (js
 		}
 		// An array parameter given one plain value: an array of one.
 		if types["array"] && !pairs[0].JSON {
-			item, ierr := typeValue(pairs[0], schemaTypes(resolveRef(root, asObject(prop["items"]))))
+			item, ierr := typeValue(pairs[0], schemaTypes(schemadoc.Resolve(root, schemadoc.Object(prop["items"]))))
 			if ierr == nil {
 				return json.RawMessage("[" + string(item) + "]"), nil
 			}
@@ -174,7 +175,7 @@ func typePairs(prop, root map[string]any, pairs []api.ArgPair, lenient bool) (js
 	if !types["array"] && len(types) > 0 && !lenient {
 		return nil, fmt.Errorf("given %d times, but it takes %s, not an array", len(pairs), expected(types))
 	}
-	itemTypes := schemaTypes(resolveRef(root, asObject(prop["items"])))
+	itemTypes := schemaTypes(schemadoc.Resolve(root, schemadoc.Object(prop["items"])))
 	parts := make([]string, 0, len(pairs))
 	for _, p := range pairs {
 		v, err := typeValue(p, itemTypes)
@@ -320,33 +321,6 @@ func quoteAll(names []string) string {
 	return strings.Join(q, ", ")
 }
 
-func asObject(v any) map[string]any { m, _ := v.(map[string]any); return m }
-
-// resolveRef follows a local "$ref" ("#/$defs/X", "#/definitions/X") from
-// root, a few levels deep; anything else is returned as is.
-func resolveRef(root, s map[string]any) map[string]any {
-	for range 8 {
-		ref, ok := s["$ref"].(string)
-		if !ok || !strings.HasPrefix(ref, "#/") {
-			return s
-		}
-		var cur any = root
-		for _, tok := range strings.Split(ref[2:], "/") {
-			tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
-			if u, err := url.PathUnescape(tok); err == nil {
-				tok = u
-			}
-			cur = asObject(cur)[tok]
-		}
-		next := asObject(cur)
-		if next == nil {
-			return s
-		}
-		s = next
-	}
-	return s
-}
-
 func jsonString(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
 
 // schemaTypes lists the JSON types a property schema admits: its type (one
@@ -357,15 +331,8 @@ func schemaTypes(s map[string]any) map[string]bool {
 	if s == nil {
 		return types
 	}
-	switch t := s["type"].(type) {
-	case string:
+	for _, t := range schemadoc.Declared(s) {
 		types[t] = true
-	case []any:
-		for _, v := range t {
-			if str, ok := v.(string); ok {
-				types[str] = true
-			}
-		}
 	}
 	for _, key := range []string{"anyOf", "oneOf"} {
 		alts, _ := s[key].([]any)

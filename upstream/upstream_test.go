@@ -320,32 +320,7 @@ func TestStartTimeout(t *testing.T) {
 // TestStopSignalsGroup starts something that is no MCP server and ignores
 // SIGTERM: the failed start must still leave no process of its group.
 func TestStopSignalsGroup(t *testing.T) {
-	p := newPools(t, Options{})
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	spec := Spec{
-		Server: &config.Server{
-			Name:      "stubborn",
-			Command:   "sh",
-			Args:      []string{"-c", `echo $$ > "$0"; trap "" TERM; sleep 30 & wait`, pidFile},
-			Transport: config.TransportStdio,
-			Options:   config.Options{StartTimeout: config.Duration(300 * time.Millisecond)},
-		},
-		Hash: "stubborn",
-		Env:  os.Environ(),
-	}
-	_, err := p.Call(context.Background(), spec, Caller{}, "echo", nil)
-	var se *StartError
-	if !errors.As(err, &se) {
-		t.Fatalf("err = %v, want *StartError", err)
-	}
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pid := failedStartPID(t, "stubborn", `echo $$ > "$0"; trap "" TERM; sleep 30 & wait`)
 	// The sleep is not our child: init reaps it, in its own time.
 	eventually(t, fmt.Sprintf("process group %d to be gone", pid), func() bool { return processGone(pid) })
 }
@@ -353,17 +328,26 @@ func TestStopSignalsGroup(t *testing.T) {
 // A member of the group that ignores SIGTERM and outlives the leader (which
 // ends when its stdin closes) is killed once the grace has passed.
 func TestStopKillsStubbornMembers(t *testing.T) {
+	pid := failedStartPID(t, "stubborn-member", `(trap "" TERM; exec sleep 300) & echo $! > "$0"; exec cat > /dev/null`)
+	eventually(t, fmt.Sprintf("the member %d that ignores SIGTERM to be gone", pid), func() bool { return processDead(pid) })
+}
+
+// failedStartPID runs script (sh -c, $0 naming a file) as a server that
+// never answers initialize, so its start fails and it is stopped, and
+// returns the pid the script wrote into that file.
+func failedStartPID(t *testing.T, name, script string) int {
+	t.Helper()
 	p := newPools(t, Options{})
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	spec := Spec{
 		Server: &config.Server{
-			Name:      "stubborn-member",
+			Name:      name,
 			Command:   "sh",
-			Args:      []string{"-c", `(trap "" TERM; exec sleep 300) & echo $! > "$0"; exec cat > /dev/null`, pidFile},
+			Args:      []string{"-c", script, pidFile},
 			Transport: config.TransportStdio,
 			Options:   config.Options{StartTimeout: config.Duration(300 * time.Millisecond)},
 		},
-		Hash: "stubborn-member",
+		Hash: config.ServerHash(name),
 		Env:  os.Environ(),
 	}
 	_, err := p.Call(context.Background(), spec, Caller{}, "echo", nil)
@@ -379,7 +363,7 @@ func TestStopKillsStubbornMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, fmt.Sprintf("the member %d that ignores SIGTERM to be gone", pid), func() bool { return processDead(pid) })
+	return pid
 }
 
 // processDead reports whether pid has ended (gone, or a zombie nobody has

@@ -537,24 +537,24 @@ func (cat *catalog) lookup(name string) (entry, error) {
 // prompts/get or resources/read in between would find nothing.
 
 func (s *mcpxServer) replacePrompts(list []server.ServerPrompt) {
-	stale := s.mcp.ListPrompts()
-	for _, p := range list {
-		delete(stale, p.Prompt.Name)
-	}
-	s.mcp.AddPrompts(list...)
-	if len(stale) > 0 {
-		s.mcp.DeletePrompts(slices.Collect(maps.Keys(stale))...)
-	}
+	replaceEntries(s.mcp.ListPrompts(), list, func(p server.ServerPrompt) string { return p.Prompt.Name },
+		s.mcp.AddPrompts, s.mcp.DeletePrompts)
 }
 
 func (s *mcpxServer) replaceResources(list []server.ServerResource) {
-	stale := s.mcp.ListResources()
-	for _, r := range list {
-		delete(stale, r.Resource.URI)
+	replaceEntries(s.mcp.ListResources(), list, func(r server.ServerResource) string { return r.Resource.URI },
+		s.mcp.AddResources, s.mcp.DeleteResources)
+}
+
+// replaceEntries adds or updates list, then deletes what was served (by
+// key) and is not in list any more.
+func replaceEntries[T, V any](served map[string]V, list []T, key func(T) string, add func(...T), del func(...string)) {
+	for _, e := range list {
+		delete(served, key(e))
 	}
-	s.mcp.AddResources(list...)
-	if len(stale) > 0 {
-		s.mcp.DeleteResources(slices.Collect(maps.Keys(stale))...)
+	add(list...)
+	if len(served) > 0 {
+		del(slices.Collect(maps.Keys(served))...)
 	}
 }
 

@@ -64,15 +64,8 @@ func showHelp(c *ucli.Command) error {
 // parameter with its type, whether it is required, its default and
 // description, then an example call. --json prints the tool's entry.
 func (a *App) toolHelp(ctx context.Context, cmd *ucli.Command, ns, tool string) error {
-	c, err := a.client(ctx, cmd)
+	r, err := a.schema(ctx, cmd, ns, tool)
 	if err != nil {
-		return err
-	}
-	r, err := c.Schema(ctx, ns, tool)
-	if err != nil {
-		return err
-	}
-	if err := unreadError(r.Namespace); err != nil {
 		return err
 	}
 	if len(r.Tools) != 1 {
@@ -83,6 +76,24 @@ func (a *App) toolHelp(ctx context.Context, cmd *ucli.Command, ns, tool string) 
 		return writeJSON(a.Stdout, t)
 	}
 	return writeToolHelp(a.Stdout, t)
+}
+
+// schema asks the daemon for the definitions of ns (tool "" for all of
+// them, else that one); a namespace whose tools are not read is an error
+// (unreadError).
+func (a *App) schema(ctx context.Context, cmd *ucli.Command, ns, tool string) (*api.ToolsResponse, error) {
+	c, err := a.client(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.Schema(ctx, ns, tool)
+	if err != nil {
+		return nil, err
+	}
+	if err := unreadError(r.Namespace); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // unreadError explains a namespace whose tools could not be read (its last

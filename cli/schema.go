@@ -37,15 +37,8 @@ func schemaCommand(a *App) *ucli.Command {
 			if ns == "" {
 				return usagef("schema: %q names no namespace", cmd.Args().First())
 			}
-			c, err := a.client(ctx, cmd)
+			r, err := a.schema(ctx, cmd, ns, tool)
 			if err != nil {
-				return err
-			}
-			r, err := c.Schema(ctx, ns, tool)
-			if err != nil {
-				return err
-			}
-			if err := unreadError(r.Namespace); err != nil {
 				return err
 			}
 			if jsonOut(cmd) {

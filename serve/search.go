@@ -74,12 +74,18 @@ func (s *mcpxServer) searchHandler(ctx context.Context, req mcp.CallToolRequest)
 	return mcp.NewToolResultText(strings.Join(lines, "\n")), nil
 }
 
-func (s *mcpxServer) describeHandler(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// named is the catalog entry the "name" argument of req names.
+func (s *mcpxServer) named(req mcp.CallToolRequest) (string, entry, error) {
 	name, err := req.RequireString("name")
 	if err != nil {
-		return nil, err
+		return "", entry{}, err
 	}
 	e, err := s.catalog().lookup(name)
+	return name, e, err
+}
+
+func (s *mcpxServer) describeHandler(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	name, e, err := s.named(req)
 	if err != nil {
 		return nil, err
 	}
@@ -96,11 +102,7 @@ func (s *mcpxServer) describeHandler(ctx context.Context, req mcp.CallToolReques
 }
 
 func (s *mcpxServer) callHandler(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	name, err := req.RequireString("name")
-	if err != nil {
-		return nil, err
-	}
-	e, err := s.catalog().lookup(name)
+	name, e, err := s.named(req)
 	if err != nil {
 		return nil, err
 	}

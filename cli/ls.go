@@ -46,8 +46,9 @@ func lsCommand(a *App) *ucli.Command {
 				if err := unreadError(r.Namespace); err != nil {
 					return err
 				}
-				return table2(a.Stdout, [2]string{"TOOL", "DESCRIPTION"}, len(r.Rows), func(i int) (string, string) {
-					return r.Rows[i].Name, r.Rows[i].Summary
+				return tableOf(a.Stdout, []string{"TOOL", "DESCRIPTION"}, len(r.Rows), func(i int, buf []string) []string {
+					buf[0], buf[1] = r.Rows[i].Name, r.Rows[i].Summary
+					return buf
 				})
 			}
 			r, err := c.Namespaces(ctx)

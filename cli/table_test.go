@@ -53,11 +53,14 @@ func TestSummary(t *testing.T) {
 	}
 }
 
-// table2 prints two columns exactly as table does.
-func TestTable2SameAsTable(t *testing.T) {
+// tableOf with a reused row buffer prints exactly what table does.
+func TestTableOfSameAsTable(t *testing.T) {
 	rows := [][2]string{{"a", "bé"}, {"longer name", "x"}, {"ü", ""}, {"q\tr", "w\tx\ny"}, {"", "only"}}
 	var got, want strings.Builder
-	if err := table2(&got, [2]string{"TOOL", "DESCRIPTION"}, len(rows), func(i int) (string, string) { return rows[i][0], rows[i][1] }); err != nil {
+	if err := tableOf(&got, []string{"TOOL", "DESCRIPTION"}, len(rows), func(i int, buf []string) []string {
+		buf[0], buf[1] = rows[i][0], rows[i][1]
+		return buf
+	}); err != nil {
 		t.Fatal(err)
 	}
 	var cells [][]string
@@ -68,6 +71,6 @@ func TestTable2SameAsTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.String() != want.String() {
-		t.Fatalf("table2:\n%q\ntable:\n%q", got.String(), want.String())
+		t.Fatalf("tableOf:\n%q\ntable:\n%q", got.String(), want.String())
 	}
 }

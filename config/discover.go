@@ -159,22 +159,6 @@ func enabledHosts(userCfg string) (func(*hosts.Host) bool, error) {
 	return nil, nil
 }
 
-// userConfigDir is $XDG_CONFIG_HOME/mcpx, or ~/.config/mcpx.
-func userConfigDir(getenv Getenv) (string, error) {
-	if v := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(v) {
-		return filepath.Join(v, "mcpx"), nil
-	}
-	home := getenv("HOME")
-	if !filepath.IsAbs(home) {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		home = h
-	}
-	return filepath.Join(home, ".config", "mcpx"), nil
-}
-
 // readableFile resolves p through symlinks and reports whether it is a
 // regular file this process can open. The open is non-blocking, so a FIFO
 // never hangs discovery.

@@ -347,27 +347,6 @@ func buildTrivial(t *testing.T) string {
 	return bin
 }
 
-// buildLinkingMCPGo builds a program that does nothing but link mcp-go's
-// client: the package initialisation every binary using it pays (mcp-go's
-// transports import its server, which compiles JSON Schema meta-schemas at
-// init).
-func buildLinkingMCPGo(t *testing.T) string {
-	dir, err := os.MkdirTemp(filepath.Join(repoRoot, "bin"), "linkmcp-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	src := filepath.Join(dir, "main.go")
-	if err := os.WriteFile(src, []byte("package main\n\nimport _ \"github.com/mark3labs/mcp-go/client\"\n\nfunc main() {}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "linkmcp")
-	cmd := exec.Command("go", "build", "-o", bin, src)
-	cmd.Dir = repoRoot
-	mustRun(t, cmd)
-	return bin
-}
-
 // oneShotCall is what a tool without a daemon does for every call: spawn the
 // server, initialize, call echo, stop it.
 func oneShotCall(t *testing.T, command, arg string, args map[string]any) {

@@ -234,13 +234,19 @@ func launchOf(spec Spec) string {
 // starting one if needed, bounded by callTimeout; ctx cancellation reaches
 // the server as notifications/cancelled. It returns the raw CallToolResult.
 func (p *Pools) Call(ctx context.Context, spec Spec, caller Caller, tool string, args json.RawMessage) (json.RawMessage, error) {
+	return p.callTool(ctx, spec, caller, tool, args, nil)
+}
+
+// callTool sends tools/call; meta, when not nil, is the request's _meta.
+func (p *Pools) callTool(ctx context.Context, spec Spec, caller Caller, tool string, args json.RawMessage, meta map[string]any) (json.RawMessage, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
 	params := struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
-	}{tool, args}
+		Meta      map[string]any  `json:"_meta,omitempty"`
+	}{tool, args, meta}
 	var out json.RawMessage
 	err := p.with(ctx, spec, caller, tool, func(ctx context.Context, cn *conn) error {
 		var err error

@@ -115,21 +115,7 @@ func (p *Pools) CallObserved(ctx context.Context, spec Spec, caller Caller, tool
 	if observe == nil {
 		return p.Call(ctx, spec, caller, tool, args)
 	}
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
 	token, done := p.obs.add(spec.Hash, observe)
 	defer done()
-	params := struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      map[string]any  `json:"_meta"`
-	}{tool, args, map[string]any{"progressToken": token}}
-	var out json.RawMessage
-	err := p.with(ctx, spec, caller, tool, func(ctx context.Context, cn *conn) error {
-		var err error
-		out, err = cn.request(ctx, string(mcp.MethodToolsCall), params)
-		return err
-	})
-	return out, err
+	return p.callTool(ctx, spec, caller, tool, args, map[string]any{"progressToken": token})
 }

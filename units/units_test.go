@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/systemdtest"
+	"github.com/mcpx-dev/mcpx/internal/testkit"
 )
 
 func TestQuoteExecRoundTrip(t *testing.T) {
@@ -163,6 +164,16 @@ func TestActivationLifecycle(t *testing.T) {
 			s.NoBus = via == ViaPrivate
 			defer s.Close()
 			ctx := context.Background()
+			if via == ViaBus {
+				// The hermetic bus daemon is socket-activated and exits
+				// now and then (see retry in manager.go); a dial while it
+				// restarts falls back to the private socket. Wait until
+				// the bus itself answers.
+				testkit.Eventually(t, 20*time.Second, "the user bus to answer", func() bool {
+					s.Close()
+					return s.Available(ctx) && s.Via() == ViaBus
+				})
+			}
 			if !s.Available(ctx) {
 				t.Fatal("manager not available")
 			}

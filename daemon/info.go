@@ -13,7 +13,7 @@ import (
 // writeInfo writes the info file (0600, atomically) for the current state.
 func (d *daemon) writeInfo() error {
 	st := d.state.Load()
-	return api.WriteJSONAtomic(d.opts.Paths.Info(d.opts.Key), api.InfoFile{
+	return api.WriteRuntimeJSON(d.opts.Paths.Info(d.opts.Key), api.InfoFile{
 		DaemonKey:  string(d.opts.Key),
 		SchemaHash: string(st.schemaHash),
 		Socket:     d.socket,

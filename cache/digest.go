@@ -44,18 +44,6 @@ func (d Digest) Short() string {
 	return string(d)
 }
 
-// ParseDigest checks that s is a digest (64 lowercase hex digits).
-func ParseDigest(s string) (Digest, error) {
-	d := Digest(s)
-	if !d.Valid() {
-		return "", fmt.Errorf("parse digest %q: %w", s, ErrInvalidDigest)
-	}
-	return d, nil
-}
-
-// ErrInvalidDigest is a string that is not 64 lowercase hex digits.
-var ErrInvalidDigest = errors.New("not a sha256 digest")
-
 // ErrMiss matches every *MissError with errors.Is.
 var ErrMiss = errors.New("cache miss")
 

@@ -207,23 +207,14 @@ func New(opts Options) (*Client, error) {
 	return c, nil
 }
 
-// Dir is the directory the client serves (absolute).
-func (c *Client) Dir() string { return c.dir }
-
 // Config is the merged configuration of Dir.
 func (c *Client) Config() *config.Config { return c.cfg }
 
 // Key is the daemon key of the configuration.
 func (c *Client) Key() config.DaemonKey { return c.key }
 
-// Paths are the mcpx directories in use.
-func (c *Client) Paths() config.Paths { return c.paths }
-
 // Socket is the path the client dials (MCPX_SOCKET when set).
 func (c *Client) Socket() string { return c.socket }
-
-// Manager is the service manager used for activation (may be nil).
-func (c *Client) Manager() service.Manager { return c.manager }
 
 func (c *Client) get(ctx context.Context, path string, query url.Values, out any) error {
 	return c.do(ctx, "GET", path, query, nil, out)

@@ -10,16 +10,6 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/peercred"
 )
 
-// Status is GET /v1/status. It activates the daemon when needed; callers
-// that must not activate ask the service manager first.
-func (c *Client) Status(ctx context.Context) (*api.Status, error) {
-	var s api.Status
-	if err := c.get(ctx, api.PathStatus, nil, &s); err != nil {
-		return nil, err
-	}
-	return &s, nil
-}
-
 // LiveStatus asks an already running daemon on socket for GET /v1/status:
 // one plain request, bounded by 5 s, with no activation, no retry and no
 // key record or environment written. Callers use it only when the service

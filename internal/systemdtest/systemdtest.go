@@ -188,11 +188,6 @@ func (m *Manager) BusSocket() string {
 	return ""
 }
 
-// PrivateSocket is systemd's own peer-to-peer socket for this instance.
-func (m *Manager) PrivateSocket() string {
-	return filepath.Join(m.RuntimeDir(), "systemd", "private")
-}
-
 // Systemctl runs `systemctl --user ARGS...` against the instance and returns
 // its trimmed combined output. The bound only ends a hung systemctl: a
 // synchronous restart may legitimately take a unit's stop timeout plus its

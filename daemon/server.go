@@ -16,6 +16,7 @@ import (
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/peercred"
+	"github.com/mcpx-dev/mcpx/internal/stack"
 	"github.com/mcpx-dev/mcpx/internal/version"
 	"github.com/mcpx-dev/mcpx/upstream"
 )
@@ -64,6 +65,8 @@ func (d *daemon) handler() http.Handler {
 	}
 	debug := d.getenv != nil && debugEnabled(d.getenv)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A request runs on its connection's new goroutine, deep.
+		stack.Grow()
 		// From here the request is answered, even by a daemon stopping.
 		d.unanswered.reached(r.Context())
 		w.Header().Set(api.HeaderVersion, version.String())

@@ -11,11 +11,12 @@ import (
 	"runtime/debug"
 
 	"github.com/mcpx-dev/mcpx/cli"
+	"github.com/mcpx-dev/mcpx/internal/stack"
 )
 
 func main() {
 	collectLate()
-	growStack()
+	stack.Grow() // before the command: growing deep inside it costs more
 	// No signal handler here: the commands that need one take it (see
 	// cli/interrupt.go).
 	os.Exit(cli.Main(context.Background(), os.Args, cli.Hooks{}))
@@ -38,24 +39,3 @@ func collectLate() {
 	debug.SetMemoryLimit(shortLivedHeap)
 	debug.SetGCPercent(-1)
 }
-
-// stackSize is how much of the main goroutine's stack growStack asks for:
-// enough for a call, a listing or a schema without another doubling (32 KB
-// measured faster than 16 KB and 64 KB; the frame is zeroed, so a bigger
-// one costs page faults of its own).
-const stackSize = 32 << 10
-
-// growStack grows the main goroutine's stack once, while it is shallow.
-// Left alone, the stack starts at 2 KB and doubles deep inside a command,
-// and each doubling copies and adjusts every frame on it, reading the
-// binary's PC tables from pages not yet touched: 6 % of a warm call's CPU.
-// Interleaved runs: call -6.8 %, schema -6.6 %, ls -4.8 %, version -2.3 %.
-//
-//go:noinline
-func growStack() {
-	var frame [stackSize]byte
-	keep(frame[:])
-}
-
-//go:noinline
-func keep(b []byte) { _ = b[len(b)-1] }

@@ -191,15 +191,6 @@ func (a *App) confirm(ctx context.Context, question string) (bool, error) {
 	}
 }
 
-// contentItem is the part of an MCP content item the text rendering reads.
-type contentItem struct {
-	Type     string       `json:"type"`
-	Text     string       `json:"text"`
-	URI      string       `json:"uri"`
-	Name     string       `json:"name"`
-	Resource *contentItem `json:"resource"`
-}
-
 func (a *App) renderCall(cmd *ucli.Command, mode, tool string, resp *api.CallResponse) error {
 	if dir := cmd.String("save"); dir != "" {
 		if err := saveBlobs(dir, tool, resp.Blobs); err != nil {
@@ -250,12 +241,10 @@ func (a *App) renderCall(cmd *ucli.Command, mode, tool string, resp *api.CallRes
 // newlines, one line per blob (path, MIME type, size), resource links as
 // their URI, and the structured content when there is nothing else.
 func resultText(resp *api.CallResponse) (string, error) {
-	var result struct {
-		Content           []contentItem   `json:"content"`
-		StructuredContent json.RawMessage `json:"structuredContent"`
-	}
+	result := &api.CallResult{}
 	if len(resp.Result) > 0 {
-		if err := json.Unmarshal(resp.Result, &result); err != nil {
+		var err error
+		if result, err = api.DecodeCallResult(resp.Result); err != nil {
 			return "", fmt.Errorf("read the call result: %w", err)
 		}
 	}

@@ -98,8 +98,8 @@ func promptCommand(a *App) *ucli.Command {
 func promptText(raw json.RawMessage) (string, error) {
 	var result struct {
 		Messages []struct {
-			Role    string      `json:"role"`
-			Content contentItem `json:"content"`
+			Role    string          `json:"role"`
+			Content api.ContentItem `json:"content"`
 		} `json:"messages"`
 	}
 	if err := json.Unmarshal(raw, &result); err != nil {

@@ -250,9 +250,15 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	if out == nil {
 		return nil
 	}
-	if d, ok := out.(answerDecoder); ok {
-		err = d.decodeAnswer(data)
-	} else {
+	switch o := out.(type) {
+	case answerDecoder:
+		err = o.decodeAnswer(data)
+	case *api.CallResponse: // without reflection: see api.DecodeCallResponse
+		var r *api.CallResponse
+		if r, err = api.DecodeCallResponse(data); err == nil {
+			*o = *r
+		}
+	default:
 		err = json.Unmarshal(data, out)
 	}
 	if err != nil {

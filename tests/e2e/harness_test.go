@@ -177,12 +177,18 @@ func (e *Env) Mcpx(args ...string) Result {
 
 // McpxIn runs the binary in dir.
 func (e *Env) McpxIn(dir string, args ...string) Result {
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
 	bin := mcpxBin
 	if e.Bin != "" {
 		bin = e.Bin
 	}
+	return e.Exec(bin, dir, args...)
+}
+
+// Exec runs bin in dir with the Env's environment, its output captured,
+// the way McpxIn runs mcpx.
+func (e *Env) Exec(bin, dir string, args ...string) Result {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = e.Environ()

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -112,6 +113,18 @@ func TestLoadBuiltin(t *testing.T) {
 	}
 	if d.Options.CallTimeout.D() != DefaultCallTimeout || c.Settings.IdleExit.D() != DefaultIdleExit {
 		t.Errorf("builtin defaults missing: %+v %+v", d.Options, c.Settings)
+	}
+	// The definition is the canonical form of the same server written in a
+	// config file, whatever the path holds: its hash keys the cache.
+	for _, self := range []string{"/opt/mcpx", `/a "b"/<c>&d`, "/é/\\x", "/bad\xff/utf8", "/two\xff\xfe\xc3", "/t\tab\u2028"} {
+		written, _ := json.Marshal(map[string]any{"command": self, "args": []string{"demo-server"}})
+		want, err := Canonical(written)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Builtin(self).Servers["demo"].Raw; string(got) != string(want) {
+			t.Errorf("Builtin(%q).Raw = %s, want %s", self, got, want)
+		}
 	}
 }
 

@@ -36,76 +36,24 @@ type ContentItem struct {
 // DecodeCallResponse decodes the answer of POST /v1/call, as
 // json.Unmarshal would.
 func DecodeCallResponse(data []byte) (*CallResponse, error) {
-	r, _, err := decodeCallResponse(data)
+	r, _, err := decodeKnown(data, readCallResponse)
 	return r, err
-}
-
-// decodeCallResponse is DecodeCallResponse; known reports that the reader
-// of known shapes decoded it (not encoding/json).
-func decodeCallResponse(data []byte) (r *CallResponse, known bool, err error) {
-	r = &CallResponse{}
-	if json.Valid(data) {
-		err := members(string(data), func(key, v string) error {
-			switch key {
-			case "result":
-				r.Result = json.RawMessage(v)
-			case "isError":
-				return readBool(v, &r.IsError)
-			case "blobs":
-				return json.Unmarshal([]byte(v), &r.Blobs)
-			case "task":
-				return json.Unmarshal([]byte(v), &r.Task)
-			default:
-				return unknownKey(key, "result", "isError", "blobs", "task")
-			}
-			return nil
-		})
-		if err == nil {
-			return r, true, nil
-		}
-		if !errors.Is(err, errOtherShape) {
-			return nil, false, err
-		}
-	}
-	r = &CallResponse{}
-	if err := json.Unmarshal(data, r); err != nil {
-		return nil, false, err
-	}
-	return r, false, nil
 }
 
 // DecodeCallResult decodes the parts of a CallToolResult the CLI shows, as
 // json.Unmarshal would.
 func DecodeCallResult(data []byte) (*CallResult, error) {
-	r, _, err := decodeCallResult(data)
+	r, _, err := decodeKnown(data, readCallResult)
 	return r, err
 }
 
-func decodeCallResult(data []byte) (r *CallResult, known bool, err error) {
-	r = &CallResult{}
+// decodeKnown decodes data into a new T with read, the reader of its known
+// shapes, and with encoding/json when data is not valid JSON or read finds
+// another shape. known reports that read did it.
+func decodeKnown[T any](data []byte, read func(s string, into *T) error) (r *T, known bool, err error) {
 	if json.Valid(data) {
-		err := members(string(data), func(key, v string) error {
-			switch key {
-			case "content":
-				r.Content = r.Content[:0]
-				if r.Content == nil {
-					r.Content = []ContentItem{} // [] is empty, not absent
-				}
-				return elements(v, func(item string) error {
-					var c ContentItem
-					if err := readContentItem(item, &c); err != nil {
-						return err
-					}
-					r.Content = append(r.Content, c)
-					return nil
-				})
-			case "structuredContent":
-				r.StructuredContent = json.RawMessage(v)
-			default:
-				return unknownKey(key, "content", "structuredContent")
-			}
-			return nil
-		})
+		r = new(T)
+		err := read(string(data), r)
 		if err == nil {
 			return r, true, nil
 		}
@@ -113,11 +61,54 @@ func decodeCallResult(data []byte) (r *CallResult, known bool, err error) {
 			return nil, false, err
 		}
 	}
-	r = &CallResult{}
+	r = new(T)
 	if err := json.Unmarshal(data, r); err != nil {
 		return nil, false, err
 	}
 	return r, false, nil
+}
+
+func readCallResponse(s string, r *CallResponse) error {
+	return members(s, func(key, v string) error {
+		switch key {
+		case "result":
+			r.Result = json.RawMessage(v)
+		case "isError":
+			return readBool(v, &r.IsError)
+		case "blobs":
+			return json.Unmarshal([]byte(v), &r.Blobs)
+		case "task":
+			return json.Unmarshal([]byte(v), &r.Task)
+		default:
+			return unknownKey(key, "result", "isError", "blobs", "task")
+		}
+		return nil
+	})
+}
+
+func readCallResult(s string, r *CallResult) error {
+	return members(s, func(key, v string) error {
+		switch key {
+		case "content":
+			r.Content = r.Content[:0]
+			if r.Content == nil {
+				r.Content = []ContentItem{} // [] is empty, not absent
+			}
+			return elements(v, func(item string) error {
+				var c ContentItem
+				if err := readContentItem(item, &c); err != nil {
+					return err
+				}
+				r.Content = append(r.Content, c)
+				return nil
+			})
+		case "structuredContent":
+			r.StructuredContent = json.RawMessage(v)
+		default:
+			return unknownKey(key, "content", "structuredContent")
+		}
+		return nil
+	})
 }
 
 func readContentItem(s string, c *ContentItem) error {

@@ -59,20 +59,20 @@ func FuzzDecodeCall(f *testing.F) {
 // The common answers are read without encoding/json.
 func TestDecodeCallKnownShapes(t *testing.T) {
 	for _, a := range callAnswers[:5] {
-		r, known, err := decodeCallResponse([]byte(a))
+		r, known, err := decodeKnown([]byte(a), readCallResponse)
 		if err != nil || !known {
 			t.Fatalf("%s: known %v, %v", a, known, err)
 		}
 		if len(r.Result) == 0 || string(r.Result) == "null" {
 			continue
 		}
-		res, known, err := decodeCallResult(r.Result)
+		res, known, err := decodeKnown(r.Result, readCallResult)
 		if err != nil || !known || len(res.Content) == 0 {
 			t.Fatalf("%s: result %+v, known %v, %v", a, res, known, err)
 		}
 	}
 	// A key in another case is encoding/json's to match.
-	if _, known, err := decodeCallResponse([]byte(callAnswers[5])); err != nil || known {
+	if _, known, err := decodeKnown([]byte(callAnswers[5]), readCallResponse); err != nil || known {
 		t.Errorf("%s: known %v, %v", callAnswers[5], known, err)
 	}
 }

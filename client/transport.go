@@ -304,7 +304,12 @@ func (c *Client) send(parent, ctx context.Context, method, path, target string, 
 	var payload []byte
 	if body != nil {
 		var err error
-		if payload, err = json.Marshal(body); err != nil {
+		if req, ok := body.(api.CallRequest); ok { // without reflection: see api.AppendCallRequest
+			payload, err = api.AppendCallRequest(nil, &req)
+		} else {
+			payload, err = json.Marshal(body)
+		}
+		if err != nil {
 			return nil, nil, fmt.Errorf("%s %s: encode request: %w", method, path, err)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 // encoding/json itself), without encoding/json's reflection: the CLI
 // encodes one request per process, where building the type's encoder
 // costs more than the encoding (see scan.go for the answer's side).
-// Arguments must be valid JSON.
+// Arguments that are not valid JSON are an error, as with json.Marshal.
 func AppendCallRequest(b []byte, r *CallRequest) ([]byte, error) {
 	b = append(b, `{"namespace":`...)
 	b = appendJSONString(b, r.Namespace)

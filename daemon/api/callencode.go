@@ -19,12 +19,11 @@ func AppendCallRequest(b []byte, r *CallRequest) ([]byte, error) {
 	b = append(b, `,"tool":`...)
 	b = appendJSONString(b, r.Tool)
 	if len(r.Arguments) > 0 {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, r.Arguments); err != nil {
+		buf := bytes.NewBuffer(append(b, `,"arguments":`...))
+		if err := json.Compact(buf, r.Arguments); err != nil {
 			return nil, fmt.Errorf("arguments: %w", err)
 		}
-		b = append(b, `,"arguments":`...)
-		b = append(b, buf.Bytes()...)
+		b = buf.Bytes()
 	}
 	if len(r.Pairs) > 0 {
 		b = append(b, `,"pairs":[`...)
@@ -36,38 +35,39 @@ func AppendCallRequest(b []byte, r *CallRequest) ([]byte, error) {
 			b = appendJSONString(b, p.Key)
 			b = append(b, `,"value":`...)
 			b = appendJSONString(b, p.Value)
-			if p.JSON {
-				b = append(b, `,"json":true`...)
-			}
+			b = appendTrue(b, "json", p.JSON)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}
-	for _, f := range []struct {
-		name string
-		on   bool
-	}{{"noValidate", r.NoValidate}, {"raw", r.Raw}, {"stream", r.Stream}} {
-		if f.on {
-			b = append(b, `,"`+f.name+`":true`...)
-		}
-	}
-	if r.Session != "" {
-		b = append(b, `,"session":`...)
-		b = appendJSONString(b, r.Session)
-	}
-	if r.Cwd != "" {
-		b = append(b, `,"cwd":`...)
-		b = appendJSONString(b, r.Cwd)
-	}
-	for _, f := range []struct {
-		name string
-		on   bool
-	}{{"confirmed", r.Confirmed}, {"task", r.Task}, {"detach", r.Detach}} {
-		if f.on {
-			b = append(b, `,"`+f.name+`":true`...)
-		}
-	}
+	// The rest in the struct's order, as json.Marshal writes them.
+	b = appendTrue(b, "noValidate", r.NoValidate)
+	b = appendTrue(b, "raw", r.Raw)
+	b = appendTrue(b, "stream", r.Stream)
+	b = appendNonEmpty(b, "session", r.Session)
+	b = appendNonEmpty(b, "cwd", r.Cwd)
+	b = appendTrue(b, "confirmed", r.Confirmed)
+	b = appendTrue(b, "task", r.Task)
+	b = appendTrue(b, "detach", r.Detach)
 	return append(b, '}'), nil
+}
+
+// appendTrue appends the member `,"name":true` when on (omitempty).
+func appendTrue(b []byte, name string, on bool) []byte {
+	if !on {
+		return b
+	}
+	return append(append(append(b, `,"`...), name...), `":true`...)
+}
+
+// appendNonEmpty appends the member `,"name":"s"` unless s is empty
+// (omitempty).
+func appendNonEmpty(b []byte, name, s string) []byte {
+	if s == "" {
+		return b
+	}
+	b = append(append(append(b, `,"`...), name...), `":`...)
+	return appendJSONString(b, s)
 }
 
 // appendJSONString appends s as a JSON string: as it is when it needs no

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mcpx-dev/mcpx/config/hosts"
 )
@@ -48,13 +47,8 @@ func builtinSettings() Settings {
 // Builtin returns the built-in default configuration: one server, "demo",
 // running `<self> demo-server`, where self is the mcpxd binary.
 func Builtin(self string) *Config {
-	// The canonical form of this definition written in a config file.
-	def := map[string]any{"command": self, "args": []any{"demo-server"}}
-	raw, _ := canonicalValue(def)
-	if !utf8.ValidString(self) { // a file's invalid bytes read back as U+FFFD each
-		written, _ := json.Marshal(def)
-		raw, _ = Canonical(written)
-	}
+	raw, _ := json.Marshal(map[string]any{"command": self, "args": []string{"demo-server"}})
+	raw, _ = Canonical(raw)
 	opts := builtinOptions()
 	opts.Description = DemoDescription
 	return &Config{

@@ -114,16 +114,17 @@ func TestLoadBuiltin(t *testing.T) {
 	if d.Options.CallTimeout.D() != DefaultCallTimeout || c.Settings.IdleExit.D() != DefaultIdleExit {
 		t.Errorf("builtin defaults missing: %+v %+v", d.Options, c.Settings)
 	}
-	// The definition is the canonical form of the same server written in a
-	// config file, whatever the path holds: its hash keys the cache.
-	for _, self := range []string{"/opt/mcpx", `/a "b"/<c>&d`, "/é/\\x", "/bad\xff/utf8", "/two\xff\xfe\xc3", "/t\tab\u2028"} {
-		written, _ := json.Marshal(map[string]any{"command": self, "args": []string{"demo-server"}})
-		want, err := Canonical(written)
+	// The built-in server is the same server as one written in a config
+	// file, whatever the path holds: its hash keys the pools and the cache.
+	for _, self := range []string{"/opt/mcpx", `/a "b"/<c>&d`, "/é/\\x", "/t\tab\u2028", "/x<y>&z"} {
+		cmd, _ := json.Marshal(self)
+		file := write(t, filepath.Join(tempRoot(t), ".mcp.json"), `{"mcpServers": {"demo": {"command": `+string(cmd)+`, "args": ["demo-server"]}}}`)
+		fromFile, err := Load([]string{file}, "/unused")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := Builtin(self).Servers["demo"].Raw; string(got) != string(want) {
-			t.Errorf("Builtin(%q).Raw = %s, want %s", self, got, want)
+		if got, want := Builtin(self).Servers["demo"].Hash(), fromFile.Servers["demo"].Hash(); got != want {
+			t.Errorf("Builtin(%q) hashes to %s, from a file to %s", self, got, want)
 		}
 	}
 }

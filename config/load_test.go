@@ -116,7 +116,7 @@ func TestLoadBuiltin(t *testing.T) {
 	}
 	// The built-in server is the same server as one written in a config
 	// file, whatever the path holds: its hash keys the pools and the cache.
-	for _, self := range []string{"/opt/mcpx", `/a "b"/<c>&d`, "/é/\\x", "/t\tab\u2028", "/x<y>&z"} {
+	for _, self := range []string{"/opt/mcpx", `/a "b"/<c>&d`, "/é/\\x", "/t\tab\u2028", "/x<y>&z", "/bad\xff/utf8", "/two\xff\xfe\xc3"} {
 		cmd, _ := json.Marshal(self)
 		file := write(t, filepath.Join(tempRoot(t), ".mcp.json"), `{"mcpServers": {"demo": {"command": `+string(cmd)+`, "args": ["demo-server"]}}}`)
 		fromFile, err := Load([]string{file}, "/unused")

@@ -109,7 +109,6 @@ type daemon struct {
 
 	calls      atomic.Int64
 	inflight   atomic.Int64
-	served     atomic.Int64 // requests answered or in flight, for trimLoop
 	lastActive atomic.Int64 // unix nanoseconds of the last request start or end
 
 	flightMu sync.Mutex
@@ -121,6 +120,7 @@ type daemon struct {
 	quitOnce sync.Once
 
 	statusPoke chan struct{}
+	trimPoke   chan struct{} // a request arrived (trimLoop)
 
 	// Background fetches: bgCtx ends them on exit; none starts once
 	// bgClosed is set.
@@ -181,6 +181,7 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 		quit:    make(chan string, 1),
 
 		statusPoke: make(chan struct{}, 1),
+		trimPoke:   make(chan struct{}, 1),
 		unanswered: newUnanswered(),
 	}
 	alive, err := takeAlive(opts.Paths.Alive(opts.Key), opts.ShutdownGrace+5*time.Second)

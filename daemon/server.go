@@ -81,7 +81,10 @@ func (d *daemon) handler() http.Handler {
 			return
 		}
 		d.inflight.Add(1)
-		d.served.Add(1)
+		select { // trimLoop: a burst has started or goes on
+		case d.trimPoke <- struct{}{}:
+		default:
+		}
 		d.touch()
 		defer func() { d.touch(); d.inflight.Add(-1) }()
 		if debug && strings.HasPrefix(r.URL.Path, debugPrefix) {

@@ -14,22 +14,28 @@ const trimAfter = time.Second
 // packages' init garbage: JSON-schema meta-schemas, mcp-go) and whenever a
 // burst of requests has been followed by trimAfter of quiet. The Go runtime
 // would give them back too, but over minutes; a daemon that mostly waits
-// should hold what it uses, not what its last burst used.
+// should hold what it uses, not what its last burst used. Between bursts it
+// sleeps on trimPoke, so an idle daemon is not woken for it.
 func (d *daemon) trimLoop(ctx context.Context) {
 	debug.FreeOSMemory()
-	seen, busy := d.served.Load(), false
 	for {
-		select {
+		select { // a burst starts
 		case <-ctx.Done():
 			return
-		case <-time.After(trimAfter):
+		case <-d.trimPoke:
 		}
-		switch n := d.served.Load(); {
-		case n != seen:
-			seen, busy = n, true
-		case busy && d.inflight.Load() == 0:
-			debug.FreeOSMemory()
-			busy = false
+		for quiet := false; !quiet; {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(trimAfter):
+			}
+			select {
+			case <-d.trimPoke: // requests since: the burst goes on
+			default:
+				quiet = d.inflight.Load() == 0
+			}
 		}
+		debug.FreeOSMemory()
 	}
 }

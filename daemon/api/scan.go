@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"unsafe"
 )
 
 // A call's answer is read by a small reader of known shapes instead of
@@ -34,14 +35,17 @@ type ContentItem struct {
 }
 
 // DecodeCallResponse decodes the answer of POST /v1/call, as
-// json.Unmarshal would.
+// json.Unmarshal would. The result shares data's memory (no copy of a
+// result that may run to megabytes): the caller must not change data
+// afterwards.
 func DecodeCallResponse(data []byte) (*CallResponse, error) {
 	r, _, err := decodeKnown(data, readCallResponse)
 	return r, err
 }
 
 // DecodeCallResult decodes the parts of a CallToolResult the CLI shows, as
-// json.Unmarshal would.
+// json.Unmarshal would. Like DecodeCallResponse, the result shares data's
+// memory.
 func DecodeCallResult(data []byte) (*CallResult, error) {
 	r, _, err := decodeKnown(data, readCallResult)
 	return r, err
@@ -53,7 +57,7 @@ func DecodeCallResult(data []byte) (*CallResult, error) {
 func decodeKnown[T any](data []byte, read func(s string, into *T) error) (r *T, known bool, err error) {
 	if json.Valid(data) {
 		r = new(T)
-		err := read(string(data), r)
+		err := read(unsafe.String(unsafe.SliceData(data), len(data)), r)
 		if err == nil {
 			return r, true, nil
 		}
@@ -72,7 +76,7 @@ func readCallResponse(s string, r *CallResponse) error {
 	return members(s, func(key, v string) error {
 		switch key {
 		case "result":
-			r.Result = json.RawMessage(v)
+			r.Result = rawOf(v)
 		case "isError":
 			return readBool(v, &r.IsError)
 		case "blobs":
@@ -103,7 +107,7 @@ func readCallResult(s string, r *CallResult) error {
 				return nil
 			})
 		case "structuredContent":
-			r.StructuredContent = json.RawMessage(v)
+			r.StructuredContent = rawOf(v)
 		default:
 			return unknownKey(key, "content", "structuredContent")
 		}
@@ -135,6 +139,9 @@ func readContentItem(s string, c *ContentItem) error {
 		}
 	})
 }
+
+// rawOf is v, a slice of the data being decoded, as bytes again.
+func rawOf(v string) json.RawMessage { return unsafe.Slice(unsafe.StringData(v), len(v)) }
 
 // unknownKey is nil for a key encoding/json would ignore, and errOtherShape
 // for one it would match to a field case-insensitively.

@@ -182,53 +182,45 @@ func readString(v string, s *string) error {
 // the text of its value. s must be valid JSON (json.Valid); anything but
 // an object is errOtherShape.
 func members(s string, visit func(key, value string) error) error {
-	s = skipSpace(s)
-	if s == "" || s[0] != '{' {
-		return errOtherShape
-	}
-	s = skipSpace(s[1:])
-	if s[0] == '}' {
-		return nil
-	}
-	for {
-		key, rest, err := jsonString(s)
-		if err != nil {
-			return err
-		}
-		rest = skipSpace(skipSpace(rest)[1:]) // past the colon
-		n := valueLen(rest)
-		if err := visit(key, rest[:n]); err != nil {
-			return err
-		}
-		rest = skipSpace(rest[n:])
-		if rest[0] == '}' {
-			return nil
-		}
-		s = skipSpace(rest[1:]) // past the comma
-	}
+	return entries(s, '{', '}', visit)
 }
 
 // elements calls visit with the text of each element of the JSON array s
 // (valid JSON); anything but an array is errOtherShape.
 func elements(s string, visit func(value string) error) error {
+	return entries(s, '[', ']', func(_, v string) error { return visit(v) })
+}
+
+// entries walks the object or array s (open and end are its brackets),
+// calling visit with each entry: a member's key ("" in an array) and the
+// text of its value.
+func entries(s string, open, end byte, visit func(key, value string) error) error {
 	s = skipSpace(s)
-	if s == "" || s[0] != '[' {
+	if s == "" || s[0] != open {
 		return errOtherShape
 	}
 	s = skipSpace(s[1:])
-	if s[0] == ']' {
+	if s[0] == end {
 		return nil
 	}
 	for {
+		key := ""
+		if open == '{' {
+			k, rest, err := jsonString(s)
+			if err != nil {
+				return err
+			}
+			key, s = k, skipSpace(skipSpace(rest)[1:]) // past the colon
+		}
 		n := valueLen(s)
-		if err := visit(s[:n]); err != nil {
+		if err := visit(key, s[:n]); err != nil {
 			return err
 		}
 		rest := skipSpace(s[n:])
-		if rest[0] == ']' {
+		if rest[0] == end {
 			return nil
 		}
-		s = skipSpace(rest[1:])
+		s = skipSpace(rest[1:]) // past the comma
 	}
 }
 

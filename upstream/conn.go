@@ -56,7 +56,7 @@ type dialParams struct {
 	protocolVersion string // version to ask for
 	callTimeout     time.Duration
 	startTimeout    time.Duration
-	onNotification  func(mcp.JSONRPCNotification)
+	onNotification  func(*conn, mcp.JSONRPCNotification)
 	auth            *auth.Manager // OAuth for network transports; may be nil
 	// onSpawn is told a stdio server's pid (its process group) once it
 	// started; the func it returns is called once the group is stopped.
@@ -146,7 +146,7 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 	// ever waits for one.
 	cn.c = client.NewClient(cn.tr, client.WithProtocolVersion(dp.protocolVersion))
 	if dp.onNotification != nil {
-		cn.c.OnNotification(dp.onNotification)
+		cn.c.OnNotification(func(n mcp.JSONRPCNotification) { dp.onNotification(cn, n) })
 	}
 
 	// The transport's streams outlive ctx, but until the handshake is done

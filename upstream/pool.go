@@ -234,13 +234,19 @@ func launchOf(spec Spec) string {
 // starting one if needed, bounded by callTimeout; ctx cancellation reaches
 // the server as notifications/cancelled. It returns the raw CallToolResult.
 func (p *Pools) Call(ctx context.Context, spec Spec, caller Caller, tool string, args json.RawMessage) (json.RawMessage, error) {
-	return p.callTool(ctx, spec, caller, tool, args, nil)
+	return p.callTool(ctx, spec, caller, tool, args, "")
 }
 
-// callTool sends tools/call; meta, when not nil, is the request's _meta.
-func (p *Pools) callTool(ctx context.Context, spec Spec, caller Caller, tool string, args json.RawMessage, meta map[string]any) (json.RawMessage, error) {
+// callTool sends tools/call; a token (from observers.add) goes in the
+// request's _meta as its progressToken, and the call hears the log lines
+// of the connection it runs on.
+func (p *Pools) callTool(ctx context.Context, spec Spec, caller Caller, tool string, args json.RawMessage, token string) (json.RawMessage, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
+	}
+	var meta map[string]any
+	if token != "" {
+		meta = map[string]any{"progressToken": token}
 	}
 	params := struct {
 		Name      string          `json:"name"`
@@ -249,6 +255,9 @@ func (p *Pools) callTool(ctx context.Context, spec Spec, caller Caller, tool str
 	}{tool, args, meta}
 	var out json.RawMessage
 	err := p.with(ctx, spec, caller, tool, func(ctx context.Context, cn *conn) error {
+		if token != "" {
+			defer p.obs.listen(cn, token)()
+		}
 		var err error
 		out, err = cn.request(ctx, string(mcp.MethodToolsCall), params)
 		return err
@@ -658,10 +667,12 @@ func (p *Pools) broadcast(pl *pool) {
 	pl.changed = make(chan struct{})
 }
 
-// notificationHandler forwards list_changed notifications of server h.
-func (p *Pools) notificationHandler(h config.ServerHash) func(mcp.JSONRPCNotification) {
-	return func(n mcp.JSONRPCNotification) {
-		if p.obs.deliver(h, n) {
+// notificationHandler routes the notifications of server h's connections:
+// progress and log lines to the calls watching them, list_changed to
+// OnListChanged.
+func (p *Pools) notificationHandler(h config.ServerHash) func(*conn, mcp.JSONRPCNotification) {
+	return func(cn *conn, n mcp.JSONRPCNotification) {
+		if p.obs.deliver(cn, n) {
 			return
 		}
 		var kind string

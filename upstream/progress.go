@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/mcpx-dev/mcpx/config"
 )
 
 // Notice is something a server said about a call while it runs: a
@@ -36,44 +34,66 @@ const (
 
 // observers routes notices to the calls watching them. The zero value is
 // ready; safe for concurrent use.
+//
+// Progress names its call (the progressToken). A log line names none, so it
+// goes to every watching call in flight on the connection it came on: never
+// to a call on another instance of the same server, which may run for
+// another session or directory (scope).
 type observers struct {
 	mu      sync.Mutex
 	next    atomic.Int64
 	byToken map[string]func(Notice)
-	byHash  map[config.ServerHash]map[string]func(Notice)
+	byConn  map[*conn]map[string]func(Notice)
 }
 
-// add registers observe for a call on server h and returns its progress
-// token and the function that unregisters it.
-func (o *observers) add(h config.ServerHash, observe func(Notice)) (string, func()) {
+// add registers observe under a new progress token and returns the token
+// and the function that unregisters it.
+func (o *observers) add(observe func(Notice)) (string, func()) {
 	token := fmt.Sprintf("mcpx-%d", o.next.Add(1))
 	o.mu.Lock()
 	if o.byToken == nil {
 		o.byToken = map[string]func(Notice){}
-		o.byHash = map[config.ServerHash]map[string]func(Notice){}
 	}
 	o.byToken[token] = observe
-	if o.byHash[h] == nil {
-		o.byHash[h] = map[string]func(Notice){}
-	}
-	o.byHash[h][token] = observe
 	o.mu.Unlock()
 	return token, func() {
 		o.mu.Lock()
 		delete(o.byToken, token)
-		delete(o.byHash[h], token)
-		if len(o.byHash[h]) == 0 {
-			delete(o.byHash, h)
+		o.mu.Unlock()
+	}
+}
+
+// listen lets the observer of token hear cn's log lines until the
+// returned function is called.
+func (o *observers) listen(cn *conn, token string) func() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	observe := o.byToken[token]
+	if observe == nil {
+		return func() {}
+	}
+	if o.byConn == nil {
+		o.byConn = map[*conn]map[string]func(Notice){}
+	}
+	if o.byConn[cn] == nil {
+		o.byConn[cn] = map[string]func(Notice){}
+	}
+	o.byConn[cn][token] = observe
+	return func() {
+		o.mu.Lock()
+		delete(o.byConn[cn], token)
+		if len(o.byConn[cn]) == 0 {
+			delete(o.byConn, cn)
 		}
 		o.mu.Unlock()
 	}
 }
 
-// deliver hands a notification of server h to its observers: progress to
-// the call whose token it names, log messages to every call on h in
-// flight. Anything else is ignored. It reports whether n was one of
-// these.
-func (o *observers) deliver(h config.ServerHash, n mcp.JSONRPCNotification) bool {
+// deliver hands a notification that arrived on cn to its observers:
+// progress to the call whose token it names, a log line to every call
+// listening on cn. Anything else is ignored. It reports whether n was one
+// of these.
+func (o *observers) deliver(cn *conn, n mcp.JSONRPCNotification) bool {
 	f := n.Params.AdditionalFields
 	switch n.Method {
 	case string(mcp.MethodNotificationProgress):
@@ -96,7 +116,7 @@ func (o *observers) deliver(h config.ServerHash, n mcp.JSONRPCNotification) bool
 		nt.Data, _ = json.Marshal(f["data"])
 		o.mu.Lock()
 		var watchers []func(Notice)
-		for _, observe := range o.byHash[h] {
+		for _, observe := range o.byConn[cn] {
 			watchers = append(watchers, observe)
 		}
 		o.mu.Unlock()
@@ -109,13 +129,14 @@ func (o *observers) deliver(h config.ServerHash, n mcp.JSONRPCNotification) bool
 }
 
 // CallObserved is Call with a progressToken: observe receives the server's
-// progress notifications for this call and its log messages while the call
-// runs. observe is called from the transport's reader: it must not block.
+// progress notifications for this call and the log messages its
+// connection carries while the call runs. observe is called from the
+// transport's reader: it must not block.
 func (p *Pools) CallObserved(ctx context.Context, spec Spec, caller Caller, tool string, args json.RawMessage, observe func(Notice)) (json.RawMessage, error) {
 	if observe == nil {
 		return p.Call(ctx, spec, caller, tool, args)
 	}
-	token, done := p.obs.add(spec.Hash, observe)
+	token, done := p.obs.add(observe)
 	defer done()
-	return p.callTool(ctx, spec, caller, tool, args, map[string]any{"progressToken": token})
+	return p.callTool(ctx, spec, caller, tool, args, token)
 }

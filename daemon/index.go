@@ -3,7 +3,6 @@ package daemon
 import (
 	"encoding/json"
 	"errors"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -71,23 +70,11 @@ type toolView struct {
 	search     *searchIndex // the tools' inverted index, built on first search
 }
 
-// bigIndex is the number of tools from which building an index or an
-// encoded list is followed by returning the garbage to the system at once,
-// so a daemon holding a huge server does not keep the peak of decoding it.
-const bigIndex = 1000
-
-func releaseIfBig(n int) {
-	if n >= bigIndex {
-		go debug.FreeOSMemory()
-	}
-}
-
 // encodedList is tools as a JSON array, encoded on first use (nil if
 // encoding fails).
 func (v *toolView) encodedList() []byte {
 	v.encodeOnce.Do(func() {
 		v.encoded, _ = json.Marshal(v.tools)
-		releaseIfBig(len(v.tools))
 	})
 	return v.encoded
 }
@@ -101,7 +88,6 @@ func (v *toolView) brief() []byte {
 			b = api.AppendToolRow(b, t.Name, api.Summary(t.Description))
 		}
 		v.briefEncoded = b
-		releaseIfBig(len(v.tools))
 	})
 	return v.briefEncoded
 }
@@ -125,7 +111,6 @@ func (x *indexes) get(h config.ServerHash, d cache.Digest, snap *cache.Snapshot)
 			idx.tools = append(idx.tools, t)
 		}
 	}
-	releaseIfBig(len(snap.Tools))
 	if d != "" {
 		x.mu.Lock()
 		if x.byHash == nil {

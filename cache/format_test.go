@@ -155,7 +155,8 @@ func TestFormatOf(t *testing.T) {
 		}
 	}
 	// Mutual recursion terminates and is stable.
-	if of(mutualA{}) != of(mutualA{}) || of(mutualA{}) == of(mutualB{}) {
+	first, again := of(mutualA{}), of(mutualA{})
+	if first != again || first == of(mutualB{}) {
 		t.Errorf("mutual recursion: unstable or confused formats")
 	}
 }

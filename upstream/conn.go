@@ -118,6 +118,9 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 		cn.tr, err = transport.NewStreamableHTTP(srv.URL,
 			transport.WithHTTPBasicClient(dp.httpClient(cn.hlimit)),
 			transport.WithHTTPHeaders(srv.Headers),
+			// Deprecated from protocol 2026-07-28, which mcpx never asks
+			// for (startVersion): on the versions it speaks, the GET
+			// stream is how list_changed reaches us.
 			transport.WithContinuousListening(),
 			transport.WithHTTPLogger(quietLogger))
 	case config.TransportSSE:

@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/internal/fixture"
+	osproc "github.com/mcpx-dev/mcpx/internal/proc"
 	"github.com/mcpx-dev/mcpx/internal/testkit"
 )
 
@@ -329,7 +330,7 @@ func TestStopSignalsGroup(t *testing.T) {
 // ends when its stdin closes) is killed once the grace has passed.
 func TestStopKillsStubbornMembers(t *testing.T) {
 	pid := failedStartPID(t, "stubborn-member", `(trap "" TERM; exec sleep 300) & echo $! > "$0"; exec cat > /dev/null`)
-	eventually(t, fmt.Sprintf("the member %d that ignores SIGTERM to be gone", pid), func() bool { return processDead(pid) })
+	eventually(t, fmt.Sprintf("the member %d that ignores SIGTERM to be gone", pid), func() bool { return !osproc.Alive(pid) })
 }
 
 // failedStartPID runs script (sh -c, $0 naming a file) as a server that
@@ -364,17 +365,6 @@ func failedStartPID(t *testing.T, name, script string) int {
 		t.Fatal(err)
 	}
 	return pid
-}
-
-// processDead reports whether pid has ended (gone, or a zombie nobody has
-// reaped yet: the member is not our child).
-func processDead(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
 }
 
 func TestCallTimeoutCancels(t *testing.T) {

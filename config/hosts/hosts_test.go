@@ -1,11 +1,12 @@
 package hosts
 
 import (
-	"encoding/json"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/testkit"
 	"time"
 )
 
@@ -45,15 +46,6 @@ func TestTranslate(t *testing.T) {
 	}
 }
 
-func doc(t *testing.T, s string) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal([]byte(s), &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 func byName(f *File) map[string]Entry {
 	out := map[string]Entry{}
 	for _, e := range f.Entries {
@@ -64,7 +56,7 @@ func byName(f *File) map[string]Entry {
 
 func TestReaders(t *testing.T) {
 	c := &Context{Path: "/p/f", Home: "/home/u", Root: "/p"}
-	gem := byName(gemini.Read(doc(t, `{"mcpServers": {
+	gem := byName(gemini.Read(testkit.Object(t, `{"mcpServers": {
 		"sse": {"url": "https://s/sse", "headers": {"A": "$TOKEN"}},
 		"http": {"httpUrl": "https://h/mcp", "includeTools": ["a"], "excludeTools": ["b"], "trust": true, "timeout": 30000},
 		"both": {"url": "https://a", "httpUrl": "https://b"}
@@ -76,7 +68,7 @@ func TestReaders(t *testing.T) {
 		!reflect.DeepEqual(e.Ignored, []string{"trust"}) {
 		t.Errorf("gemini httpUrl: %+v", e)
 	}
-	gx := byName(gemini.Read(doc(t, `{"mcp": {"excluded": ["x"]}, "mcpServers": {"x": {"command": "a"}, "y": {"command": "b"}}}`), c))
+	gx := byName(gemini.Read(testkit.Object(t, `{"mcp": {"excluded": ["x"]}, "mcpServers": {"x": {"command": "a"}, "y": {"command": "b"}}}`), c))
 	if !gx["x"].Disabled || gx["y"].Disabled {
 		t.Errorf("gemini mcp.excluded: %+v", gx)
 	}
@@ -84,7 +76,7 @@ func TestReaders(t *testing.T) {
 		t.Error("gemini url and httpUrl together must be a problem")
 	}
 
-	ws := byName(windsurf.Read(doc(t, `{"mcpServers": {
+	ws := byName(windsurf.Read(testkit.Object(t, `{"mcpServers": {
 		"r": {"serverUrl": "https://r/mcp", "headers": {"Authorization": "Bearer ${env:T}"}},
 		"bad": {"serverUrl": "ws://x"},
 		"none": {"disabledTools": []},
@@ -97,13 +89,13 @@ func TestReaders(t *testing.T) {
 		t.Errorf("windsurf entries: %+v", ws)
 	}
 
-	cl := byName(cline.Read(doc(t, `{"mcpServers": {"s": {"url": "https://c/sse"}, "h": {"url": "https://c/mcp", "type": "streamableHttp"},
+	cl := byName(cline.Read(testkit.Object(t, `{"mcpServers": {"s": {"url": "https://c/sse"}, "h": {"url": "https://c/mcp", "type": "streamableHttp"},
 		"old": {"url": "https://c/mcp", "transportType": "streamableHttp"}}}`), c))
 	if cl["s"].Transport != SSE || cl["h"].Transport != HTTP || cl["old"].Transport != HTTP {
 		t.Errorf("cline: %+v", cl)
 	}
 
-	oc := byName(opencode.Read(doc(t, `{"mcp": {
+	oc := byName(opencode.Read(testkit.Object(t, `{"mcp": {
 		"l": {"type": "local", "command": ["npx", "-y", "pkg"], "environment": {"K": "{env:K}"}},
 		"r": {"type": "remote", "url": "https://o/mcp", "enabled": false}
 	}}`), c))
@@ -114,7 +106,7 @@ func TestReaders(t *testing.T) {
 		t.Errorf("opencode enabled:false: %+v", oc["r"])
 	}
 
-	z := byName(zed.Read(doc(t, `{"context_servers": {
+	z := byName(zed.Read(testkit.Object(t, `{"context_servers": {
 		"new": {"command": "srv", "args": ["a"]},
 		"old": {"command": {"path": "srv", "args": ["b"], "env": {"E": "1"}}},
 		"ext": {"settings": {}}
@@ -135,7 +127,7 @@ func TestReaders(t *testing.T) {
 		t.Errorf("codex http: %+v", e)
 	}
 
-	vs := vscode.Read(doc(t, `{"mcp": {"servers": {"s": {"type": "sse", "url": "https://v/sse"}}, "inputs": [{"id": "k", "password": true}]}}`),
+	vs := vscode.Read(testkit.Object(t, `{"mcp": {"servers": {"s": {"type": "sse", "url": "https://v/sse"}}, "inputs": [{"id": "k", "password": true}]}}`),
 		&Context{Path: "/home/u/.config/Code/User/settings.json", Home: "/home/u"})
 	if len(vs.Entries) != 1 || vs.Entries[0].Transport != SSE || len(vs.Inputs) != 1 || !vs.Inputs[0].Password {
 		t.Errorf("vscode settings: %+v", vs)
@@ -143,7 +135,7 @@ func TestReaders(t *testing.T) {
 }
 
 func TestClaudeScopesAndApprovals(t *testing.T) {
-	d := doc(t, `{"projects": {
+	d := testkit.Object(t, `{"projects": {
 		"/w": {"mcpServers": {"a": {"command": "x"}}, "enabledMcpjsonServers": ["s1"], "disabledMcpjsonServers": ["s2"]},
 		"/w/p": {"mcpServers": {"b": {"command": "y"}}, "enableAllProjectMcpServers": true},
 		"/w/empty": {"mcpServers": {}}

@@ -1,22 +1,14 @@
 package schemadoc
 
 import (
-	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/testkit"
 )
 
-func doc(t *testing.T, s string) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal([]byte(s), &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 func TestResolve(t *testing.T) {
-	root := doc(t, `{"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"type": "string"}, "a/b c": {"type": "integer"}},
+	root := testkit.Object(t, `{"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"type": "string"}, "a/b c": {"type": "integer"}},
 		"definitions": {"D": {"type": "boolean"}}}`)
 	for ref, want := range map[string]any{
 		"#/$defs/A":         "string",
@@ -31,7 +23,7 @@ func TestResolve(t *testing.T) {
 		}
 	}
 	// A cycle ends after a few levels, on a schema still holding a $ref.
-	loop := doc(t, `{"$defs": {"L": {"$ref": "#/$defs/L"}}}`)
+	loop := testkit.Object(t, `{"$defs": {"L": {"$ref": "#/$defs/L"}}}`)
 	if got := Resolve(loop, map[string]any{"$ref": "#/$defs/L"}); got["$ref"] == nil {
 		t.Errorf("cycle resolved to %v", got)
 	}
@@ -47,11 +39,11 @@ func TestTypes(t *testing.T) {
 		`{"prefixItems": []}`:                     {"array"},
 		`{"description": "nothing about a type"}`: nil,
 	} {
-		if got := Types(doc(t, in)); !reflect.DeepEqual(got, want) {
+		if got := Types(testkit.Object(t, in)); !reflect.DeepEqual(got, want) {
 			t.Errorf("Types(%s) = %q, want %q", in, got, want)
 		}
 	}
-	if got := Declared(doc(t, `{"items": {}}`)); got != nil {
+	if got := Declared(testkit.Object(t, `{"items": {}}`)); got != nil {
 		t.Errorf("Declared infers: %q", got)
 	}
 }

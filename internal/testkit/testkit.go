@@ -1,11 +1,12 @@
 // Package testkit is what the test suites of several packages share:
 // building a command of this module, waiting for a condition without
-// asserting a time, and a buffer that one goroutine may read while another
-// writes it. Only tests (and test helpers such as systemdtest) import it.
+// asserting a time, a buffer that one goroutine may read while another
+// writes it, and JSON objects written inline. Only tests (and test helpers such as systemdtest) import it.
 package testkit
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -80,4 +81,14 @@ func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Object decodes s, a JSON object a test writes inline.
+func Object(t testing.TB, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -22,11 +22,20 @@ func (c *Client) Call(ctx context.Context, req api.CallRequest) (*api.CallRespon
 		req.Cwd = c.dir
 	}
 	req.Stream = false
-	var r api.CallResponse
+	var r callAnswer
 	if err := c.post(withBound(ctx, c.callBound(req.Namespace)), api.PathCall, req, &r); err != nil {
 		return nil, err
 	}
-	return &r, nil
+	return r.CallResponse, nil
+}
+
+// callAnswer decodes a call's answer with api.DecodeCallResponse, without
+// reflection (the result shares do's buffer, which nothing reuses).
+type callAnswer struct{ *api.CallResponse }
+
+func (r *callAnswer) decodeAnswer(data []byte) (err error) {
+	r.CallResponse, err = api.DecodeCallResponse(data)
+	return err
 }
 
 // CallStream calls a tool asking for a streamed answer: onFrame receives

@@ -34,11 +34,11 @@ func (c *Client) Task(ctx context.Context, ns, id string) (*api.Task, error) {
 // TaskResult waits for a task's outcome (POST /v1/task/result). A task
 // that ended cancelled is an *APIError with code task_cancelled.
 func (c *Client) TaskResult(ctx context.Context, ns, id string) (*api.CallResponse, error) {
-	var r api.CallResponse
+	var r callAnswer
 	if err := c.post(ctx, api.PathTaskResult, api.TaskRequest{Namespace: ns, TaskID: id}, &r); err != nil {
 		return nil, err
 	}
-	return &r, nil
+	return r.CallResponse, nil
 }
 
 // CancelTask asks the server to cancel a task (POST /v1/task/cancel) and

@@ -250,15 +250,9 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	if out == nil {
 		return nil
 	}
-	switch o := out.(type) {
-	case answerDecoder:
-		err = o.decodeAnswer(data)
-	case *api.CallResponse: // without reflection: see api.DecodeCallResponse
-		var r *api.CallResponse
-		if r, err = api.DecodeCallResponse(data); err == nil {
-			*o = *r
-		}
-	default:
+	if d, ok := out.(answerDecoder); ok {
+		err = d.decodeAnswer(data)
+	} else {
 		err = json.Unmarshal(data, out)
 	}
 	if err != nil {
@@ -267,8 +261,8 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	return nil
 }
 
-// answerDecoder is an answer that is not one JSON document (out of do
-// decodes itself).
+// answerDecoder is an answer (out of do) that decodes itself: one that is
+// not a JSON document, or one read without encoding/json's reflection.
 type answerDecoder interface {
 	decodeAnswer(data []byte) error
 }
@@ -304,12 +298,7 @@ func (c *Client) send(parent, ctx context.Context, method, path, target string, 
 	var payload []byte
 	if body != nil {
 		var err error
-		if req, ok := body.(api.CallRequest); ok { // without reflection: see api.AppendCallRequest
-			payload, err = api.AppendCallRequest(nil, &req)
-		} else {
-			payload, err = json.Marshal(body)
-		}
-		if err != nil {
+		if payload, err = json.Marshal(body); err != nil {
 			return nil, nil, fmt.Errorf("%s %s: encode request: %w", method, path, err)
 		}
 	}

@@ -1,0 +1,226 @@
+// Command ab compares two builds of mcpx on one command, interleaved: each
+// round runs the command once with each build, in alternating order, so
+// load on a shared machine hits both alike. It is how the A/B figures in
+// docs/performance.md were taken.
+//
+//	go run ./scripts/ab [-n 1000] [-daemon same|each] [-request JSON] REV_A REV_B [-- MCPX ARGS...]
+//
+// A revision is anything git names (HEAD~1, a branch), or "." for the
+// working tree as it is. Both are built the way the README builds them
+// (CGO_ENABLED=0 go build ./cmd/...). The command (default: call
+// demo.echo text=hi) runs in an empty HOME with the direct manager.
+// -daemon same (the default) runs both CLIs against the daemon of REV_A,
+// so only the CLI differs; -daemon each gives each build its own daemon.
+// -request times the daemons alone instead: each round sends the JSON body
+// as POST /v1/call on a new connection to each build's daemon (-daemon
+// each is implied), the way every mcpx command connects.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+func main() {
+	n := flag.Int("n", 1000, "rounds")
+	daemon := flag.String("daemon", "same", "`same`: one daemon (REV_A's) for both CLIs; each: a daemon per build")
+	request := flag.String("request", "", "time POST /v1/call with this `JSON` body on each build's daemon instead of a command")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/ab [-n N] [-daemon same|each] REV_A REV_B [-- MCPX ARGS...]")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() < 2 || (*daemon != "same" && *daemon != "each") {
+		flag.Usage()
+		os.Exit(2)
+	}
+	args := []string{"call", "demo.echo", "text=hi"}
+	if rest := flag.Args()[2:]; len(rest) > 0 {
+		if rest[0] == "--" {
+			rest = rest[1:]
+		}
+		args = rest
+	}
+	if err := run(flag.Arg(0), flag.Arg(1), args, *n, *daemon == "each" || *request != "", *request); err != nil {
+		fmt.Fprintln(os.Stderr, "ab:", err)
+		os.Exit(1)
+	}
+}
+
+// build is one side of the comparison: its binaries and the HOME its
+// commands run in.
+type build struct {
+	rev, bin, home string
+	times          []time.Duration
+	socket         string // its daemon's, with -request
+}
+
+func run(revA, revB string, args []string, n int, ownDaemons bool, request string) error {
+	tmp, err := os.MkdirTemp("", "mcpx-ab-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	a := &build{rev: revA, bin: filepath.Join(tmp, "a"), home: filepath.Join(tmp, "home-a")}
+	b := &build{rev: revB, bin: filepath.Join(tmp, "b"), home: a.home}
+	if ownDaemons {
+		b.home = filepath.Join(tmp, "home-b")
+	}
+	for _, x := range []*build{a, b} {
+		if err := compile(x.rev, x.bin, tmp); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Join(x.home, "run"), 0o700); err != nil {
+			return err
+		}
+	}
+	defer func() {
+		for _, x := range []*build{a, b} {
+			_, _ = x.exec("stop")
+		}
+	}()
+	// A's first command starts the daemon both use (-daemon same).
+	for _, x := range []*build{a, b} {
+		for range 20 {
+			if _, err := x.exec(args...); err != nil {
+				return err
+			}
+		}
+	}
+	measure := func(x *build) (time.Duration, error) { return x.exec(args...) }
+	what := fmt.Sprintf("mcpx %v", args)
+	if request != "" {
+		for _, x := range []*build{a, b} {
+			if x.socket, err = x.daemonSocket(); err != nil {
+				return err
+			}
+			for range 200 {
+				if _, err := x.post(request); err != nil {
+					return err
+				}
+			}
+		}
+		measure = func(x *build) (time.Duration, error) { return x.post(request) }
+		what = "POST /v1/call " + request + " on a new connection"
+	}
+	for i := range n {
+		order := []*build{a, b}
+		if i%2 == 1 {
+			order = []*build{b, a}
+		}
+		for _, x := range order {
+			d, err := measure(x)
+			if err != nil {
+				return err
+			}
+			x.times = append(x.times, d)
+		}
+	}
+	ma, mb := median(a.times), median(b.times)
+	fmt.Printf("%s, %d interleaved rounds, daemon %s\n", what, n, map[bool]string{false: "shared (A's)", true: "one per build"}[ownDaemons])
+	fmt.Printf("A %-20s median %.3f ms\n", revA, ms(ma))
+	fmt.Printf("B %-20s median %.3f ms  (%+.1f %%)\n", revB, ms(mb), 100*(ms(mb)-ms(ma))/ms(ma))
+	return nil
+}
+
+// compile builds rev's binaries into dir: "." is the working tree, any
+// other revision is checked out in a temporary worktree.
+func compile(rev, dir, tmp string) error {
+	src := "."
+	if rev != "." {
+		src = filepath.Join(tmp, "src-"+filepath.Base(dir))
+		if out, err := exec.Command("git", "worktree", "add", "--detach", src, rev).CombinedOutput(); err != nil {
+			return fmt.Errorf("check out %s: %v\n%s", rev, err, out)
+		}
+		defer exec.Command("git", "worktree", "remove", "--force", src).Run()
+	}
+	cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/...")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build %s: %v\n%s", rev, err, out)
+	}
+	return nil
+}
+
+// exec runs this build's mcpx with args and returns how long it took.
+func (x *build) exec(args ...string) (time.Duration, error) {
+	cmd := exec.Command(filepath.Join(x.bin, "mcpx"), args...)
+	cmd.Dir = x.home
+	cmd.Env = x.env()
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	d := time.Since(start)
+	if err != nil && args[0] != "stop" {
+		return 0, fmt.Errorf("%s: mcpx %v: %v\n%s", x.rev, args, err, out)
+	}
+	return d, nil
+}
+
+// daemonSocket is the socket of this build's running daemon (from
+// `mcpx status --json`).
+func (x *build) daemonSocket() (string, error) {
+	cmd := exec.Command(filepath.Join(x.bin, "mcpx"), "status", "--json")
+	cmd.Dir = x.home
+	cmd.Env = x.env()
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s: mcpx status: %v", x.rev, err)
+	}
+	var st struct {
+		Socket struct {
+			Path string `json:"path"`
+		} `json:"socket"`
+	}
+	if err := json.Unmarshal(out, &st); err != nil || st.Socket.Path == "" {
+		return "", fmt.Errorf("%s: mcpx status names no socket: %v\n%s", x.rev, err, out)
+	}
+	return st.Socket.Path, nil
+}
+
+// post sends body as POST /v1/call on a new connection to this build's
+// daemon and returns how long the answer took.
+func (x *build) post(body string) (time.Duration, error) {
+	c := &http.Client{Transport: &http.Transport{
+		DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", x.socket)
+		},
+	}}
+	start := time.Now()
+	resp, err := c.Post("http://mcpx/v1/call", "application/json", strings.NewReader(body))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %v", x.rev, err)
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	d := time.Since(start)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("%s: POST /v1/call: %s %v\n%s", x.rev, resp.Status, err, data)
+	}
+	return d, nil
+}
+
+// env is the environment this build's commands run in.
+func (x *build) env() []string {
+	return append(os.Environ(), "HOME="+x.home, "XDG_RUNTIME_DIR="+filepath.Join(x.home, "run"), "MCPX_SERVICE=direct")
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -345,8 +345,10 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 			}
 			approval = hosts.ClaudeApprovalOf(claude, filepath.Dir(abs))
 		}
+		dir := serverDir(abs, scope, info.Level == hosts.User.String(), host, env.Home)
 		for _, name := range slices.Sorted(maps.Keys(f.entries)) {
 			e := f.entries[name]
+			e.server.Dir = dir
 			if prev, nearer := won[name]; nearer {
 				c.Shadowed = append(c.Shadowed, Shadow{Name: name, Source: key, By: prev.source})
 				continue
@@ -405,6 +407,19 @@ func sentence(err error) string {
 		s += "."
 	}
 	return s
+}
+
+// serverDir is where the servers of a source run when their entries name
+// no cwd (DESIGN §2): the project of a Claude Code local scope, $HOME for a
+// user-level file, else the file's project directory.
+func serverDir(path, scope string, user bool, h *hosts.Host, home string) string {
+	switch {
+	case scope != "":
+		return scope
+	case user:
+		return home
+	}
+	return projectRoot(path, h)
 }
 
 // projectRoot is the workspace folder of a project-level host file: the

@@ -131,6 +131,8 @@ func configCommand(a *App) *ucli.Command {
 // trustWord is a source's trust for people.
 func trustWord(f config.Source) string {
 	switch {
+	case f.Error != "" && f.Why != "":
+		return "not read (not yours)"
 	case f.Error != "":
 		return "unreadable"
 	case f.Trusted:

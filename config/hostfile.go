@@ -9,10 +9,15 @@ import (
 
 // hostFile converts what a host's reader found into the entries Load
 // merges. Entries with a Problem stay (they shadow lower definitions and
-// show in `ls`), with a warning naming the file.
-func hostFile(h *hosts.Host, hf *hosts.File, path, key string, c *Config) *file {
+// show in `ls`), with a warning naming the file. Only a trusted file's
+// inputs are recorded: an untrusted one cannot change how a trusted
+// server's input is asked (echoed or not).
+func hostFile(h *hosts.Host, hf *hosts.File, path, key string, c *Config, trusted bool) *file {
 	f := &file{entries: map[string]entry{}, warnings: hf.Warnings}
 	for _, in := range hf.Inputs {
+		if !trusted {
+			break
+		}
 		if c.Inputs == nil {
 			c.Inputs = map[string]Input{}
 		}

@@ -33,6 +33,7 @@ func (d *daemon) namespace(st *state, name string, snap *cache.Snapshot, v *tool
 		Sharing:     s.Options.Sharing,
 		Scope:       s.Options.Scope,
 		ServerHash:  string(h),
+		Source:      s.Source,
 		Live:        d.pools.Live(h),
 		State:       api.StateUnread,
 	}

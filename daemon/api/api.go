@@ -99,6 +99,9 @@ type Namespace struct {
 	Sharing     string `json:"sharing"`
 	Scope       string `json:"scope"`
 	ServerHash  string `json:"serverHash"`
+	// Source is the config file that defines the server ("" for the
+	// built-in one).
+	Source string `json:"source,omitempty"`
 	// Tools is the number of tools in the cached snapshot (after filters).
 	Tools int `json:"tools"`
 	// Live is the number of running instances.

@@ -340,7 +340,9 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 			} else {
 				ctx.Level = hosts.User
 			}
-			f = hostFile(host, host.Read(doc, ctx), abs, key, c, info.Trusted)
+			hf := host.Read(doc, ctx)
+			placeProblems(hf, abs, b, host.Format(abs))
+			f = hostFile(host, hf, abs, key, c, info.Trusted)
 		}
 		c.Files = append(c.Files, info)
 		c.Warnings = append(c.Warnings, f.warnings...)

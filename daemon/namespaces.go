@@ -107,7 +107,8 @@ func annotationsAmbiguous(raw json.RawMessage) bool {
 }
 
 func (d *daemon) serveNamespaces(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, api.NamespacesResponse{Namespaces: d.namespaces(d.state.Load())})
+	st := d.state.Load()
+	return writeJSON(w, api.NamespacesResponse{Namespaces: d.namespaces(st), Unavailable: st.unavailable})
 }
 
 // serveTools answers GET /v1/tools?ns=[&brief=1]. An unread namespace

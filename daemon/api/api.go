@@ -9,6 +9,7 @@ package api
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -128,6 +129,27 @@ const (
 // NamespacesResponse is GET /v1/namespaces.
 type NamespacesResponse struct {
 	Namespaces []Namespace `json:"namespaces"`
+	// Unavailable are the config sources that could not be read or
+	// parsed (or belong to another user): their servers are missing.
+	Unavailable []UnavailableSource `json:"unavailableSources,omitempty"`
+}
+
+// UnavailableSource is a config file whose servers are not available.
+type UnavailableSource struct {
+	Path string `json:"path"`
+	Host string `json:"host"`
+	// Error says why, with FILE:LINE:COL for a file that does not parse.
+	Error string `json:"error"`
+}
+
+// Sentence is the source's problem as one line ending in "its servers
+// are not available", naming the file.
+func (u UnavailableSource) Sentence() string {
+	msg := strings.TrimSuffix(FirstLine(u.Error), ".")
+	if file, _, _ := strings.Cut(u.Path, "#"); !strings.Contains(msg, file) {
+		msg = u.Path + ": " + msg
+	}
+	return msg + "; its servers are not available"
 }
 
 // Tool is one tool. Definition is the tool object exactly as the server sent

@@ -115,7 +115,10 @@ func configCommand(a *App) *ucli.Command {
 				if len(s.Ignored) > 0 {
 					fmt.Fprintf(a.Stdout, "// %s (%s): keys mcpx does not use: %s\n", name, s.Host, strings.Join(s.Ignored, ", "))
 				}
-				if s.Problem != "" {
+				switch {
+				case s.Self:
+					fmt.Fprintf(a.Stdout, "// %s: skipped: %s\n", name, s.Problem)
+				case s.Problem != "":
 					fmt.Fprintf(a.Stdout, "// %s: not usable: %s\n", name, s.Problem)
 				}
 				if s.Untrusted != "" {

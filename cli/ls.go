@@ -64,7 +64,7 @@ func lsCommand(a *App) *ucli.Command {
 			var beside []api.Namespace // "NAME (untrusted)" rows
 			for _, n := range r.Namespaces {
 				state := n.State
-				if (n.State == "error" || n.State == api.StateInvalid) && n.Error != "" {
+				if (n.State == api.StateError || n.State == api.StateInvalid || n.State == api.StateSkipped) && n.Error != "" {
 					state += ": " + api.FirstLine(n.Error)
 				}
 				if n.State == api.StateUntrusted {

@@ -384,7 +384,10 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 		e.server.Name = r.name
 		e.server.Options = e.layer.over(s.Defaults)
 		c.Servers[r.name] = e.server
-		fmt.Fprintf(stamp, "%s\x00%s\x00%s\x00", r.name, e.server.Untrusted, e.server.Problem)
+	}
+	markSelf(c, getenv)
+	for _, r := range rows {
+		fmt.Fprintf(stamp, "%s\x00%s\x00%s\x00", r.name, r.entry.server.Untrusted, r.entry.server.Problem)
 	}
 	c.Stamp = hex.EncodeToString(stamp.Sum(nil))[:32]
 	return c, nil

@@ -148,6 +148,10 @@ type Server struct {
 	// Untrusted, when set, is why the server may not start: its project
 	// file is not trusted (one sentence naming `mcpx trust`).
 	Untrusted string `json:"-"`
+	// Self is set when the entry is mcpx itself (`mcpx serve`, or the URL
+	// of this user's running `mcpx serve --http`); Problem says so, and
+	// the server is listed as skipped, never started.
+	Self bool `json:"-"`
 	// Ignored are keys of the host's entry mcpx does not use.
 	Ignored []string `json:"-"`
 }

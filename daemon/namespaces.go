@@ -40,6 +40,8 @@ func (d *daemon) namespace(st *state, name string, snap *cache.Snapshot, v *tool
 	switch {
 	case s.Untrusted != "":
 		ns.State, ns.Error = api.StateUntrusted, s.Untrusted
+	case s.Self:
+		ns.State, ns.Error = api.StateSkipped, s.Problem
 	case s.Problem != "":
 		ns.State, ns.Error = api.StateInvalid, s.Problem
 	case snap == nil:

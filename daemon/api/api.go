@@ -124,6 +124,9 @@ const (
 	StateUntrusted = "untrusted"
 	// StateInvalid: mcpx cannot use the entry as written; Error says why.
 	StateInvalid = "invalid"
+	// StateSkipped: the entry is mcpx itself (`mcpx serve`), which mcpx
+	// never serves; Error says which. It is never started.
+	StateSkipped = "skipped"
 )
 
 // NamespacesResponse is GET /v1/namespaces.

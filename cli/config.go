@@ -29,6 +29,9 @@ type configDoc struct {
 // and where it came from.
 type configServer struct {
 	*config.Server
+	// Dir is where a stdio server runs when its entry names no cwd (the
+	// project directory of its file, or $HOME).
+	Dir       string   `json:"dir,omitempty"`
 	Source    string   `json:"source,omitempty"`
 	Host      string   `json:"host,omitempty"`
 	Problem   string   `json:"problem,omitempty"`
@@ -81,7 +84,11 @@ func configCommand(a *App) *ucli.Command {
 				}
 				servers := map[string]*configServer{}
 				for name, s := range cfg.Servers {
-					servers[name] = &configServer{Server: s, Source: s.Source, Host: s.Host, Problem: s.Problem, Untrusted: s.Untrusted, Ignored: s.Ignored}
+					cs := &configServer{Server: s, Source: s.Source, Host: s.Host, Problem: s.Problem, Untrusted: s.Untrusted, Ignored: s.Ignored}
+					if s.URL == "" {
+						cs.Dir = s.Dir
+					}
+					servers[name] = cs
 				}
 				return writeJSON(a.Stdout, configDoc{DaemonKey: c.Key(), SchemaHash: cfg.SchemaHash(), Sources: sources, Files: files,
 					Builtin: cfg.Builtin, Servers: servers, Shadowed: shadowed, Settings: cfg.Settings, Warnings: warnings})

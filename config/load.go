@@ -243,6 +243,10 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 		trust = TrustStoreAt(stateDir(getenv))
 	}
 	env := hostEnv(getenv)
+	home := env.Home // where user-level servers run, resolved like every path hashed
+	if real, err := filepath.EvalSymlinks(home); err == nil {
+		home = real
+	}
 	userFiles := map[string]bool{}
 	for _, nf := range hosts.UserFilesAll(env, nil) {
 		if real, err := filepath.EvalSymlinks(nf.Path); err == nil {
@@ -357,7 +361,7 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 			}
 			approval = hosts.ClaudeApprovalOf(claude, filepath.Dir(abs))
 		}
-		dir := serverDir(abs, scope, info.Level == hosts.User.String(), host, env.Home)
+		dir := serverDir(abs, scope, info.Level == hosts.User.String(), host, home)
 		for _, name := range slices.Sorted(maps.Keys(f.entries)) {
 			e := f.entries[name]
 			e.server.Dir = dir

@@ -66,6 +66,14 @@ func TestServersStartInTheirProjectDirectory(t *testing.T) {
 			t.Errorf("%s runs in %q, want %q", ns, got, want)
 		}
 	}
+	// config --json says where each runs.
+	var doc struct {
+		Servers map[string]struct{ Dir string } `json:"servers"`
+	}
+	e.JSON(&doc, "config")
+	if doc.Servers["here"].Dir != e.Work || doc.Servers["up"].Dir != e.Root || doc.Servers["home"].Dir != e.Home {
+		t.Errorf("config --json dirs: %+v", doc.Servers)
+	}
 	// scope cwd: one instance per caller directory, running in it.
 	if got := cwd(caller, "cw"); got != caller {
 		t.Errorf("cw (scope cwd) runs in %q, want the caller's %q", got, caller)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 )
@@ -83,15 +84,7 @@ func (m *merger) rows() (rows []row, hidden []Shadow) {
 			hidden = append(hidden, Shadow{Name: name, Source: u.source, By: t.source})
 		}
 	}
-	slices.SortFunc(rows, func(a, b row) int {
-		switch {
-		case a.name < b.name:
-			return -1
-		case a.name > b.name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(a.name, b.name) })
 	return rows, hidden
 }
 

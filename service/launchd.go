@@ -6,12 +6,14 @@ import (
 	"os"
 
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/internal/mcpxd"
 	"github.com/mcpx-dev/mcpx/launchd"
 )
 
 // Launchd is the Manager backed by launchd agents (package launchd), one
-// per key. There are no templates: Ensure writes a key's agent on first
-// use. Not safe for concurrent use.
+// per key (docs/service.md says why not one for all). There are no
+// templates: Ensure writes a key's agent on first use and rewrites it when
+// it would say something else. Not safe for concurrent use.
 type Launchd struct {
 	Agents *launchd.Agents
 	Paths  config.Paths
@@ -19,9 +21,11 @@ type Launchd struct {
 }
 
 // NewLaunchd returns the launchd manager for the environment getenv
-// describes; self is the mcpxd binary the agents run.
+// describes; self is the (symlink-resolved) mcpxd binary. The agents name
+// it by its stable path (mcpxd.Stable: the Homebrew link, not the Cellar
+// directory an upgrade deletes).
 func NewLaunchd(getenv config.Getenv, paths config.Paths, self string) Manager {
-	return &Launchd{Agents: launchd.New(getenv, self), Paths: paths, Self: self}
+	return &Launchd{Agents: launchd.New(getenv, mcpxd.Stable(self)), Paths: paths, Self: self}
 }
 
 // Name is NameLaunchd.
@@ -92,7 +96,7 @@ func (l *Launchd) State(ctx context.Context, key config.DaemonKey) (State, error
 		return State{}, err
 	}
 	st := fromJob(key, js, ok)
-	if ok && bin != l.Self {
+	if ok && bin != l.Agents.Bin {
 		st.Detail["installedBinary"] = bin
 	}
 	return st, nil

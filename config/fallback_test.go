@@ -202,3 +202,40 @@ func TestSquattedShortSocketDirFallsBack(t *testing.T) {
 		t.Fatalf("again: %+v, %q, %v", p2, note, err)
 	}
 }
+
+// #20 D10: on macOS a shell with TMPDIR (Terminal) and one without (ssh)
+// find the same sockets, and the agent's socket path fits sun_path.
+func TestDarwinSocketDoesNotDependOnTMPDIR(t *testing.T) {
+	root, err := os.MkdirTemp("", "d") // short: the socket must not need the short directory
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	// The shape of confstr(_CS_DARWIN_USER_TEMP_DIR): the user's own
+	// directory, with a trailing slash.
+	userT := filepath.Join(root, "var", "folders", "7x", "k2_0p9xs", "T")
+	if err := os.MkdirAll(userT, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	confstr := func() (string, error) { return userT + "/", nil }
+	var sockets []string
+	for _, tmpdir := range []string{"", userT + "/", filepath.Join(root, "elsewhere")} {
+		p, note, err := resolvePaths(env(map[string]string{"HOME": "/Users/ada", "TMPDIR": tmpdir}), "darwin", confstr)
+		if err != nil || note != "" {
+			t.Fatalf("TMPDIR=%q: %v %q", tmpdir, err, note)
+		}
+		sockets = append(sockets, p.Socket("0123456789ab"))
+	}
+	want := filepath.Join(userT, "mcpx-"+strconv.Itoa(os.Getuid()), "0123456789ab.sock")
+	for i, s := range sockets {
+		if s != want {
+			t.Errorf("socket %d = %s, want %s for every TMPDIR", i, s, want)
+		}
+	}
+	// The real directory is /var/folders/xx/<22 chars>/T/: its sockets
+	// stay far below the 104 bytes of macOS's sun_path.
+	real := Paths{Runtime: "/var/folders/7x/k2_0p9xs3bz0000gn6zb1g2xq80000gn/T/mcpx-4294967294"}
+	if s := real.Socket("0123456789ab"); filepath.Dir(s) != real.Runtime || len(s) >= 104 {
+		t.Errorf("socket %s (%d bytes)", s, len(s))
+	}
+}

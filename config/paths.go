@@ -63,6 +63,12 @@ func DefaultPaths(getenv Getenv) (Paths, error) {
 // that directory is made. The short directory of sockets whose path would
 // be too long (Sockets) is claimed the same way. Nothing else is created.
 func ResolvePaths(getenv Getenv) (p Paths, note string, err error) {
+	return resolvePaths(getenv, runtime.GOOS, userTempDir)
+}
+
+// resolvePaths is ResolvePaths for the system goos whose per-user
+// temporary directory userTemp answers (tests pass darwin's).
+func resolvePaths(getenv Getenv, goos string, userTemp func() (string, error)) (p Paths, note string, err error) {
 	xdg := func(name string) string {
 		if v := getenv(name); filepath.IsAbs(v) {
 			return filepath.Clean(v)
@@ -92,7 +98,7 @@ func ResolvePaths(getenv Getenv) (p Paths, note string, err error) {
 	if rt := xdg("XDG_RUNTIME_DIR"); rt != "" {
 		p.Runtime = filepath.Join(rt, "mcpx")
 	} else {
-		dir := filepath.Join(tempBase(runtime.GOOS, getenv, userTempDir), "mcpx-"+strconv.Itoa(os.Getuid()))
+		dir := filepath.Join(tempBase(goos, getenv, userTemp), "mcpx-"+strconv.Itoa(os.Getuid()))
 		if p.Runtime, note, err = claimDir(dir, p.State); err != nil {
 			return Paths{}, "", err
 		}

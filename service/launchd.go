@@ -2,8 +2,12 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"time"
+
+	"github.com/gofrs/flock"
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/internal/mcpxd"
@@ -74,9 +78,22 @@ func (l *Launchd) Uninstall() error {
 	return nil
 }
 
-// Ensure writes key's agent if missing and loads it, so launchd holds the
-// socket.
+// Ensure makes launchd hold key's socket (launchd.Agents.Ensure: writes,
+// loads or repairs the agent). Commands that race here take turns on the
+// key's start lock, so that one repairs and the others find it repaired
+// instead of unloading what it just loaded.
 func (l *Launchd) Ensure(ctx context.Context, key config.DaemonKey) error {
+	if err := l.Paths.EnsureRuntime(); err != nil {
+		return fmt.Errorf("load agent for %s: %w", key, err)
+	}
+	lock := flock.New(l.Paths.Lock(key), flock.SetPermissions(0o600))
+	defer lock.Close()
+	lctx, cancel := context.WithTimeout(ctx, time.Duration(launchd.ExitTimeout+10)*time.Second)
+	defer cancel()
+	if ok, err := lock.TryLockContext(lctx, 10*time.Millisecond); !ok {
+		return fmt.Errorf("load agent for %s: lock %s: %w", key, l.Paths.Lock(key), errors.Join(err, lctx.Err()))
+	}
+	defer lock.Unlock()
 	return l.Agents.Ensure(ctx, string(key), l.Paths.Socket(key), l.Paths.Log(key))
 }
 

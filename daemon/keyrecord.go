@@ -13,10 +13,10 @@ import (
 
 // readKeyRecord finds which configs key stands for (rec.Configs), which
 // state and cache directories its clients use (in the paths returned) and
-// the token store they chose (rec.TokenStore, runtime copy only). The copy in the runtime directory
-// comes first: under systemd or launchd the daemon does not see the shell's
-// XDG_STATE_HOME or XDG_CACHE_HOME, but the runtime directory is where the
-// socket is, and the client wrote the directories it uses there. Without
+// the token store they chose (rec.TokenStore, runtime copy only). The copy
+// in the runtime directory comes first: under systemd or launchd the
+// daemon does not see the shell's environment, but the runtime directory
+// is where the socket is, and the client wrote what it uses there. Without
 // it, the record under the state directory (as the daemon's own
 // environment finds it) is read. The built-in key needs no record.
 func readKeyRecord(paths config.Paths, key config.DaemonKey) (*api.KeyRecord, config.Paths, error) {

@@ -53,11 +53,17 @@ type secrets interface {
 // goKeyring is the OS keyring through go-keyring.
 type goKeyring struct{}
 
-func (goKeyring) Get(service, account string) (string, error) { return keyring.Get(service, account) }
+func (goKeyring) Get(service, account string) (string, error) {
+	return keyring.Get(service, account)
+}
+
 func (goKeyring) Set(service, account, secret string) error {
 	return keyring.Set(service, account, secret)
 }
-func (goKeyring) Delete(service, account string) error { return keyring.Delete(service, account) }
+
+func (goKeyring) Delete(service, account string) error {
+	return keyring.Delete(service, account)
+}
 
 // KeyringStore keeps records in the OS keyring (the Secret Service on
 // Linux, the Keychain on macOS) through go-keyring, one item per

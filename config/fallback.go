@@ -108,13 +108,12 @@ func makeFallback(state, dir string) (alt string, made bool, err error) {
 	if alt, ok := recordedFallback(state, dir); ok {
 		return alt, false, nil
 	}
-	// The parent may be missing when dir's own creation failed for it; a
-	// parent we cannot create is the error to report.
 	alt, err = os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+"-*")
 	if err != nil {
 		return "", false, err
 	}
-	if err := os.Chmod(alt, 0o700); err == nil {
+	err = os.Chmod(alt, 0o700) // exactly 0700, whatever the umask took away
+	if err == nil {
 		err = checkPrivateDir(alt)
 	}
 	if err == nil {

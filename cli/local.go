@@ -41,11 +41,25 @@ func (a *App) local() (*local, error) {
 		return nil, err
 	}
 	self := mcpxd.Path(exe)
-	paths, err := config.DefaultPaths(a.Getenv)
+	paths, err := a.paths()
 	if err != nil {
-		return nil, fmt.Errorf("find mcpx directories: %w", err)
+		return nil, err
 	}
 	return &local{self: self, paths: paths}, nil
+}
+
+// paths resolves mcpx's directories. When it had to make a private
+// directory because another user took the usual one, it says so on stderr;
+// that happens once, since later processes find the one it recorded.
+func (a *App) paths() (config.Paths, error) {
+	paths, note, err := config.ResolvePaths(a.Getenv)
+	if err != nil {
+		return config.Paths{}, fmt.Errorf("find mcpx directories: %w", err)
+	}
+	if note != "" {
+		fmt.Fprintf(a.Stderr, "mcpx: %s\n", sentence(note))
+	}
+	return paths, nil
 }
 
 // detect chooses the service manager without installing anything

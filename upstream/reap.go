@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -73,64 +71,77 @@ func (p *Pools) noteChild(pid int, live bool) {
 // ReapOrphans SIGKILLs every process still in a group recorded in path by
 // a daemon that died, then removes the file. Call it only while no other
 // daemon for the key runs (the daemon holds its alive lock). It returns how
-// many processes it signalled.
+// many processes it signalled. When the process table cannot be read, it
+// returns the error and moves the records to path+".unreaped" (the caller's
+// own children will be recorded in path), where the next call finds them
+// again: a record is never dropped unchecked.
 func ReapOrphans(path string) (int, error) {
-	data, err := owner.ReadFile(path, 1<<20)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
+	pending := path + ".unreaped"
 	var recs []childRecord
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		var c childRecord
-		if json.Unmarshal(line, &c) == nil && c.Pgid > 1 && (c.Sid > 0 || c.Start > 0) {
-			recs = append(recs, c)
+	for _, p := range []string{pending, path} {
+		data, err := owner.ReadFile(p, 1<<20)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			var c childRecord
+			if json.Unmarshal(line, &c) == nil && c.Pgid > 1 && (c.Sid > 0 || c.Start > 0) {
+				recs = append(recs, c)
+			}
 		}
 	}
 	killed := 0
 	if len(recs) > 0 {
-		ents, _ := os.ReadDir("/proc")
-		for _, ent := range ents {
-			pid, err := strconv.Atoi(ent.Name())
-			if err != nil || pid == os.Getpid() {
-				continue
-			}
-			pgrp, sid, start, ok := statIDs(pid)
-			if !ok {
-				continue
-			}
+		procs, err := listProcs()
+		if err != nil {
+			err = fmt.Errorf("reap the servers recorded in %s: %w", path, err)
+			var b bytes.Buffer
 			for _, c := range recs {
-				if pgrp == c.Pgid && sid == c.Sid && (c.Start == 0 || start >= c.Start) {
-					if syscall.Kill(pid, syscall.SIGKILL) == nil {
-						killed++
-					}
-					break
-				}
+				line, _ := json.Marshal(c)
+				b.Write(append(line, '\n'))
+			}
+			if werr := os.WriteFile(pending, b.Bytes(), 0o600); werr != nil {
+				return 0, errors.Join(err, werr) // path stays, with the records
+			}
+			os.Remove(path)
+			return 0, err
+		}
+		for _, pid := range orphans(recs, procs, os.Getpid()) {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed++
 			}
 		}
 	}
-	return killed, os.Remove(path)
+	os.Remove(pending)
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return killed, err
+	}
+	return killed, nil
 }
 
-// statIDs reads the process group, session and start time of pid from
-// /proc/<pid>/stat.
-func statIDs(pid int) (pgrp, sid int, start uint64, ok bool) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, 0, 0, false
+// listProcs reads the process table (a seam for tests).
+var listProcs = osproc.List
+
+// orphans returns the pids of procs that belong to a recorded group: the
+// same process group and session, started no earlier than the group's
+// leader (a record without a session, from a PID namespace whose session
+// leader is outside, is matched by group and start time alone). self is
+// never one.
+func orphans(recs []childRecord, procs []osproc.Entry, self int) []int {
+	var pids []int
+	for _, p := range procs {
+		if p.PID == self || p.PID <= 1 {
+			continue
+		}
+		for _, c := range recs {
+			if p.Pgid == c.Pgid && p.Sid == c.Sid && (c.Start == 0 || p.Start >= c.Start) {
+				pids = append(pids, p.PID)
+				break
+			}
+		}
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, 0, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return 0, 0, 0, false
-	}
-	pgrp, e1 := strconv.Atoi(f[2])
-	sid, e2 := strconv.Atoi(f[3])
-	start, e3 := strconv.ParseUint(f[19], 10, 64)
-	return pgrp, sid, start, e1 == nil && e2 == nil && e3 == nil
+	return pids
 }

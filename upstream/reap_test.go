@@ -2,9 +2,11 @@ package upstream
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -90,5 +92,86 @@ func TestReapOrphansInPIDNamespace(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "--- PASS: TestReapOrphans") {
 		t.Fatalf("the test did not run inside the namespace:\n%s", out)
+	}
+}
+
+func TestOrphansMatchesRecordedGroupsOnly(t *testing.T) {
+	recs := []childRecord{{Pgid: 500, Start: 1000, Sid: 40}, {Pgid: 700, Start: 3000}}
+	procs := []osproc.Entry{
+		{PID: 500, Pgid: 500, Sid: 40, Start: 1000}, // the leader
+		{PID: 501, Pgid: 500, Sid: 40, Start: 1200}, // a member it started
+		{PID: 502, Pgid: 500, Sid: 41, Start: 1200}, // same group number, another session
+		{PID: 503, Pgid: 500, Sid: 40, Start: 900},  // older than the group: a reused number
+		{PID: 504, Pgid: 504, Sid: 40, Start: 1300}, // another group
+		{PID: 700, Pgid: 700, Sid: 0, Start: 3000},  // no session (PID namespace), start fits
+		{PID: 701, Pgid: 700, Sid: 0, Start: 2000},  // no session, too old
+		{PID: 99, Pgid: 500, Sid: 40, Start: 1500},  // ourselves
+		{PID: 1, Pgid: 500, Sid: 40, Start: 1500},   // init, never
+	}
+	got := orphans(recs, procs, 99)
+	if want := []int{500, 501, 700}; !slices.Equal(got, want) {
+		t.Fatalf("orphans = %v, want %v", got, want)
+	}
+}
+
+// D6: where the process table cannot be read (macOS has no /proc), the
+// record is kept for a daemon that can check, never dropped unchecked.
+func TestReapOrphansKeepsTheRecordWhenItCannotCheck(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "k.children")
+	b, _ := json.Marshal(childRecord{Pgid: 12345, Start: 1, Sid: 12})
+	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer func(f func() ([]osproc.Entry, error)) { listProcs = f }(listProcs)
+	listProcs = func() ([]osproc.Entry, error) { return nil, osproc.ErrNoTable }
+	if n, err := ReapOrphans(path); n != 0 || !errors.Is(err, osproc.ErrNoTable) {
+		t.Fatalf("ReapOrphans = %d, %v; want ErrNoTable", n, err)
+	}
+	// The daemon that could not check records its own children in path;
+	// the old records wait beside it for the next one.
+	b2, _ := json.Marshal(childRecord{Pgid: 23456, Start: 2, Sid: 12})
+	if err := os.WriteFile(path, append(b2, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var seen [][]childRecord
+	listProcs = func() ([]osproc.Entry, error) { return nil, osproc.ErrNoTable }
+	if _, err := ReapOrphans(path); err == nil {
+		t.Fatal("second ReapOrphans without a table succeeded")
+	}
+	// The next daemon can check: it sees both generations.
+	listProcs = func() ([]osproc.Entry, error) {
+		seen = append(seen, nil)
+		return []osproc.Entry{{PID: 2, Pgid: 2, Sid: 2, Start: 1}}, nil
+	}
+	if _, err := ReapOrphans(path); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, path + ".unreaped"} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s left after a checked reap: %v", p, err)
+		}
+	}
+	if len(seen) != 1 {
+		t.Fatalf("process table read %d times", len(seen))
+	}
+}
+
+// Records that could not be checked accumulate until a daemon can check.
+func TestReapOrphansCarriesUncheckedRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "k.children")
+	defer func(f func() ([]osproc.Entry, error)) { listProcs = f }(listProcs)
+	listProcs = func() ([]osproc.Entry, error) { return nil, osproc.ErrNoTable }
+	for _, pg := range []int{3001, 3002} {
+		b, _ := json.Marshal(childRecord{Pgid: pg, Start: 5, Sid: 7})
+		if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReapOrphans(path); !errors.Is(err, osproc.ErrNoTable) {
+			t.Fatalf("ReapOrphans = %v", err)
+		}
+	}
+	got, _ := os.ReadFile(path + ".unreaped")
+	if !strings.Contains(string(got), `"pgid":3001`) || !strings.Contains(string(got), `"pgid":3002`) {
+		t.Fatalf("unreaped records %q, want both groups", got)
 	}
 }

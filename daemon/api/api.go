@@ -380,7 +380,18 @@ type KeyRecord struct {
 	// the shell's XDG variables uses the same directories.
 	StateDir string `json:"stateDir,omitempty"`
 	CacheDir string `json:"cacheDir,omitempty"`
+	// TokenStore is the client's EnvTokenStore, in the runtime copy when
+	// set: the daemon uses it instead of its own environment's, which
+	// under launchd or systemd is not the shell's.
+	TokenStore string `json:"tokenStore,omitempty"`
 }
+
+// EnvTokenStore picks where the daemon keeps OAuth tokens: "auto" (the
+// default), "keyring" or "file".
+const EnvTokenStore = "MCPX_TOKEN_STORE"
+
+// TokenStores are the values EnvTokenStore accepts ("" is auto).
+var TokenStores = []string{"", "auto", "keyring", "file"}
 
 // Headers.
 const (

@@ -17,8 +17,20 @@ import (
 func jsonOut(cmd *ucli.Command) bool { return cmd.Bool("json") }
 
 // client builds the client for the directory the global flags select. The
-// service manager is detected only when the socket does not answer.
+// service manager is detected only when the socket does not answer. The
+// configuration comes from the directory's snapshot where it holds
+// (client.Options.Snapshot): commands that need the whole of it use
+// fullClient.
 func (a *App) client(ctx context.Context, cmd *ucli.Command) (*client.Client, error) {
+	return a.newClient(ctx, cmd, true)
+}
+
+// fullClient is client with every source read now.
+func (a *App) fullClient(ctx context.Context, cmd *ucli.Command) (*client.Client, error) {
+	return a.newClient(ctx, cmd, false)
+}
+
+func (a *App) newClient(ctx context.Context, cmd *ucli.Command, snapshot bool) (*client.Client, error) {
 	m, err := a.manager()
 	if err != nil {
 		return nil, err
@@ -47,6 +59,7 @@ func (a *App) client(ctx context.Context, cmd *ucli.Command) (*client.Client, er
 		Ask:        a.asker(),
 		// Zero: the client's default bound.
 		RequestTimeout: a.RequestTimeout,
+		Snapshot:       snapshot,
 	})
 }
 

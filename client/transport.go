@@ -65,13 +65,12 @@ func withBound(ctx context.Context, d time.Duration) context.Context {
 // defaults (the daemon answers unknown_namespace at once anyway).
 func (c *Client) callBound(ns string) time.Duration {
 	call, start := config.DefaultCallTimeout, config.DefaultStartTimeout
-	if s := c.cfg.Servers[ns]; s != nil {
-		if d := time.Duration(s.Options.CallTimeout); d > 0 {
-			call = d
-		}
-		if d := time.Duration(s.Options.StartTimeout); d > 0 {
-			start = d
-		}
+	t := c.brief.CallTimeouts(ns)
+	if t.Call > 0 {
+		call = t.Call
+	}
+	if t.Start > 0 {
+		start = t.Start
 	}
 	return call + start + c.margin
 }
@@ -386,8 +385,8 @@ func (c *Client) open(ctx context.Context, method, target string, payload []byte
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	req := h1.Request{Method: method, Target: target}
-	if c.cfg != nil {
-		req.Header = [][2]string{{api.HeaderConfigStamp, c.cfg.Stamp}}
+	if c.brief != nil {
+		req.Header = [][2]string{{api.HeaderConfigStamp, c.brief.Stamp}}
 	}
 	if payload != nil {
 		req.Body, req.ContentType = payload, "application/json"

@@ -231,6 +231,11 @@ func Load(sources []string, self string) (*Config, error) {
 // server's Problem says "FILE:LINE:COL: what". Unknown keys in a server
 // entry are only warnings (Config.Warnings).
 func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
+	return loadWith(sources, opts, nil)
+}
+
+// loadWith is LoadWith within a load (lc may be nil).
+func loadWith(sources []string, opts LoadOptions, lc *loadCtx) (*Config, error) {
 	if len(sources) == 0 {
 		return Builtin(opts.Self), nil
 	}
@@ -244,11 +249,13 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 	}
 	env := hostEnv(getenv)
 	home := env.Home // where user-level servers run, resolved like every path hashed
+	lc.look(home)
 	if real, err := filepath.EvalSymlinks(home); err == nil {
 		home = real
 	}
 	userFiles := map[string]bool{}
 	for _, nf := range hosts.UserFilesAll(env, nil) {
+		lc.look(nf.Path)
 		if real, err := filepath.EvalSymlinks(nf.Path); err == nil {
 			userFiles[real] = true
 		}
@@ -263,6 +270,7 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 		name, scope := splitSource(src)
 		abs, err := filepath.Abs(name)
 		if err == nil {
+			lc.look(abs)
 			abs, err = filepath.EvalSymlinks(abs)
 		}
 		host := hosts.Identify(abs, env)
@@ -293,7 +301,7 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 			fi fs.FileInfo
 		)
 		if err == nil {
-			b, fi, err = readConfigIf(abs, limit, checkOwner)
+			b, fi, err = lc.read(abs, limit, checkOwner)
 		}
 		if errors.Is(err, ErrUntrustable) {
 			// Another user's file is not read past its owner: it
@@ -318,13 +326,18 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 		if info.Level == hosts.User.String() {
 			info.Trusted = true // and ours: checkOwner passed
 		} else {
+			lc.look(trust.file(abs))
 			info.Why = projectVerdict(trust, abs, fi, b)
 			info.Trusted = info.Why == ""
 		}
 		fmt.Fprintf(stamp, "%s\x00%s\x00%t\x00%s\x00", key, Digest(b), info.Trusted, info.Why)
 		var f *file
 		if host.Format(abs) == hosts.MCPX {
-			if f, err = parseFile(abs, b); err != nil {
+			d, err := lc.parse(abs, b)
+			if err == nil {
+				f, err = parseDoc(d)
+			}
+			if err != nil {
 				return nil, err
 			}
 			for _, e := range f.entries {
@@ -357,7 +370,7 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 		if !info.Trusted && host.Name == "claude-code" && filepath.Base(abs) == ".mcp.json" && CheckTrustable(abs, fi) == nil {
 			if !claudeRead {
 				claudeRead = true
-				claude, _ = readHostDoc(filepath.Join(env.Home, ".claude.json"), hosts.JSON)
+				claude, _ = readHostDoc(filepath.Join(env.Home, ".claude.json"), hosts.JSON, lc)
 			}
 			approval = hosts.ClaudeApprovalOf(claude, filepath.Dir(abs))
 		}
@@ -389,7 +402,7 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 		e.server.Options = e.layer.over(s.Defaults)
 		c.Servers[r.name] = e.server
 	}
-	markSelf(c, getenv)
+	markSelf(c, getenv, lc)
 	for _, r := range rows {
 		fmt.Fprintf(stamp, "%s\x00%s\x00%s\x00", r.name, r.entry.server.Untrusted, r.entry.server.Problem)
 	}

@@ -267,3 +267,6 @@ func (p Paths) ConfigFile() string { return filepath.Join(p.Config, "config.json
 // AuthDir holds the OAuth token files when no keyring is used, State/auth
 // (0700; one 0600 file per serverHash).
 func (p Paths) AuthDir() string { return filepath.Join(p.State, "auth") }
+
+// Snapshots holds the configuration snapshots (Snapshots), Runtime/snapshots.
+func (p Paths) Snapshots() string { return filepath.Join(p.Runtime, "snapshots") }

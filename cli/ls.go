@@ -23,78 +23,81 @@ func lsCommand(a *App) *ucli.Command {
 		Name:      "ls",
 		Usage:     "list namespaces, or the tools of one",
 		ArgsUsage: "[NS]",
-		Action: func(ctx context.Context, cmd *ucli.Command) error {
-			if cmd.NArg() > 1 {
-				return usagef("ls takes at most one namespace")
-			}
-			c, err := a.client(ctx, cmd)
-			if err != nil {
-				return err
-			}
-			if ns := cmd.Args().First(); ns != "" {
-				if jsonOut(cmd) {
-					r, err := c.Tools(ctx, ns)
-					if err != nil {
-						return err
-					}
-					return writeJSON(a.Stdout, r)
-				}
-				// The table needs no definitions.
-				r, err := c.ToolsBrief(ctx, ns)
-				if err != nil {
-					return err
-				}
-				if err := unreadError(r.Namespace); err != nil {
-					return err
-				}
-				return tableOf(a.Stdout, []string{"TOOL", "DESCRIPTION"}, len(r.Rows), func(i int, buf []string) []string {
-					buf[0], buf[1] = r.Rows[i].Name, r.Rows[i].Summary
-					return buf
-				})
-			}
-			r, err := c.Namespaces(ctx)
-			if err != nil {
-				return err
-			}
-			if jsonOut(cmd) {
-				return writeJSON(a.Stdout, r)
-			}
-			rows := make([][]string, 0, len(r.Namespaces))
-			untrusted := 0
-			var beside []api.Namespace // "NAME (untrusted)" rows
-			for _, n := range r.Namespaces {
-				state := n.State
-				if (n.State == api.StateError || n.State == api.StateInvalid || n.State == api.StateSkipped) && n.Error != "" {
-					state += ": " + api.FirstLine(n.Error)
-				}
-				if n.State == api.StateUntrusted {
-					untrusted++
-					if n.Source != "" {
-						state += ": " + n.Source
-					}
-					if strings.HasSuffix(n.Name, config.UntrustedSuffix) {
-						beside = append(beside, n)
-					}
-				}
-				rows = append(rows, []string{n.Name, strconv.Itoa(n.Tools), strconv.Itoa(n.Live), state, api.Summary(n.Description)})
-			}
-			if err := table(a.Stdout, []string{"NAMESPACE", "TOOLS", "LIVE", "STATE", "DESCRIPTION"}, rows); err != nil {
-				return err
-			}
-			if untrusted > 0 {
-				fmt.Fprintf(a.Stderr, "mcpx: %d server(s) come from project files you have not trusted; `mcpx config --path` lists them, `mcpx trust` trusts this directory's.\n", untrusted)
-			}
-			for _, n := range beside {
-				name := strings.TrimSuffix(n.Name, config.UntrustedSuffix)
-				fmt.Fprintf(a.Stderr, "mcpx: %s, which you have not trusted, defines %s too; %s.TOOL calls the trusted %s until you trust that file.\n", n.Source, name, name, name)
-			}
-			a.noteUnread(r.Namespaces)
-			for _, u := range r.Unavailable {
-				fmt.Fprintf(a.Stderr, "mcpx: %s.\n", u.Sentence())
-			}
-			return nil
-		},
+		Action:    func(ctx context.Context, cmd *ucli.Command) error { return a.lsRun(ctx, cmd) },
 	}
+}
+
+// lsRun runs ls with the line cmd (parsed by urfave/cli, or lean.go).
+func (a *App) lsRun(ctx context.Context, cmd invocation) error {
+	if cmd.NArg() > 1 {
+		return usagef("ls takes at most one namespace")
+	}
+	c, err := a.client(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	if ns := cmd.Args().First(); ns != "" {
+		if jsonOut(cmd) {
+			r, err := c.Tools(ctx, ns)
+			if err != nil {
+				return err
+			}
+			return writeJSON(a.Stdout, r)
+		}
+		// The table needs no definitions.
+		r, err := c.ToolsBrief(ctx, ns)
+		if err != nil {
+			return err
+		}
+		if err := unreadError(r.Namespace); err != nil {
+			return err
+		}
+		return tableOf(a.Stdout, []string{"TOOL", "DESCRIPTION"}, len(r.Rows), func(i int, buf []string) []string {
+			buf[0], buf[1] = r.Rows[i].Name, r.Rows[i].Summary
+			return buf
+		})
+	}
+	r, err := c.Namespaces(ctx)
+	if err != nil {
+		return err
+	}
+	if jsonOut(cmd) {
+		return writeJSON(a.Stdout, r)
+	}
+	rows := make([][]string, 0, len(r.Namespaces))
+	untrusted := 0
+	var beside []api.Namespace // "NAME (untrusted)" rows
+	for _, n := range r.Namespaces {
+		state := n.State
+		if (n.State == api.StateError || n.State == api.StateInvalid || n.State == api.StateSkipped) && n.Error != "" {
+			state += ": " + api.FirstLine(n.Error)
+		}
+		if n.State == api.StateUntrusted {
+			untrusted++
+			if n.Source != "" {
+				state += ": " + n.Source
+			}
+			if strings.HasSuffix(n.Name, config.UntrustedSuffix) {
+				beside = append(beside, n)
+			}
+		}
+		rows = append(rows, []string{n.Name, strconv.Itoa(n.Tools), strconv.Itoa(n.Live), state, api.Summary(n.Description)})
+	}
+	if err := table(a.Stdout, []string{"NAMESPACE", "TOOLS", "LIVE", "STATE", "DESCRIPTION"}, rows); err != nil {
+		return err
+	}
+	if untrusted > 0 {
+		fmt.Fprintf(a.Stderr, "mcpx: %d server(s) come from project files you have not trusted; `mcpx config --path` lists them, `mcpx trust` trusts this directory's.\n", untrusted)
+	}
+	for _, n := range beside {
+		name := strings.TrimSuffix(n.Name, config.UntrustedSuffix)
+		fmt.Fprintf(a.Stderr, "mcpx: %s, which you have not trusted, defines %s too; %s.TOOL calls the trusted %s until you trust that file.\n", n.Source, name, name, name)
+	}
+	a.noteUnread(r.Namespaces)
+	for _, u := range r.Unavailable {
+		fmt.Fprintf(a.Stderr, "mcpx: %s.\n", u.Sentence())
+	}
+	return nil
 }
 
 // noteUnread tells on stderr which namespaces have never been read (broad

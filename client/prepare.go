@@ -1,11 +1,10 @@
 package client
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,14 +72,19 @@ func (c *Client) configs() []string {
 	return c.brief.Sources
 }
 
-// digest identifies a list of strings.
+// digest identifies a list of strings (FNV-1a, 64 bits: it tells a
+// record that holds what this command would write from one that does not;
+// whoever could craft a collision could write the record itself).
 func digest(fields ...string) string {
-	h := sha256.New()
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
 	for _, f := range fields {
-		h.Write([]byte(f))
-		h.Write([]byte{0})
+		for i := 0; i < len(f); i++ {
+			h = (h ^ uint64(f[i])) * prime
+		}
+		h *= prime // the NUL between fields
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	return strconv.FormatUint(h, 16)
 }
 
 // envDigest identifies a captured environment.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/mcpx-dev/mcpx/internal/proc"
 )
@@ -612,29 +613,43 @@ type snapReader struct {
 	bad bool
 }
 
+// str reads a string: a view of the buffer, which is never written again
+// (a snapshot is read once and decoded in place).
 func (r *snapReader) str() string {
 	i := bytes.IndexByte(r.b, 0)
 	if i < 0 {
 		r.bad = true
 		return ""
 	}
-	s := string(r.b[:i])
+	s := unsafe.String(unsafe.SliceData(r.b), i)
 	r.b = r.b[i+1:]
 	return s
 }
 
+// num reads a decimal number (what strconv.AppendInt wrote).
 func (r *snapReader) num() int64 {
-	i := bytes.IndexByte(r.b, 0)
-	if i < 0 {
+	b, neg := r.b, false
+	if len(b) > 0 && b[0] == '-' {
+		b, neg = b[1:], true
+	}
+	var n uint64
+	i := 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if i == 19 { // more digits than an int64 holds
+			r.bad = true
+			return 0
+		}
+		n = n*10 + uint64(b[i]-'0')
+	}
+	if i == 0 || i >= len(b) || b[i] != 0 || n > 1<<63 || (n == 1<<63 && !neg) {
 		r.bad = true
 		return 0
 	}
-	n, err := strconv.ParseInt(string(r.b[:i]), 10, 64)
-	if err != nil {
-		r.bad = true
+	r.b = b[i+1:]
+	if neg {
+		return -int64(n)
 	}
-	r.b = r.b[i+1:]
-	return n
+	return int64(n)
 }
 
 func (r *snapReader) flag() bool { return r.num() != 0 }

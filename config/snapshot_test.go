@@ -51,7 +51,9 @@ func newSnapWorld(t *testing.T) *snapWorld {
 // settle waits until everything written so far may be stamped.
 func (w *snapWorld) settle() { time.Sleep(testSettle + 20*time.Millisecond) }
 
-func (w *snapWorld) userConfig() string { return filepath.Join(w.home, ".config", "mcpx", "config.json") }
+func (w *snapWorld) userConfig() string {
+	return filepath.Join(w.home, ".config", "mcpx", "config.json")
+}
 
 // load loads w.proj through the store and saves the snapshot.
 func (w *snapWorld) load(t *testing.T) *Snapshot {

@@ -95,3 +95,30 @@ func TestDecodeAnswersKnownShapes(t *testing.T) {
 		}
 	}
 }
+
+var callRequests = []string{
+	`{"namespace":"demo","tool":"echo","pairs":[{"key":"text","value":"hi"}],"cwd":"/w"}`,
+	`{"namespace":"demo","tool":"add","arguments":{"a":1,"b":[2,"x"]},"pairs":[{"key":"c","value":"{\"d\":1}","json":true}],"noValidate":true,"raw":true,"stream":true,"session":"s","confirmed":true,"task":true,"detach":false}`,
+	`{"namespace":"n","tool":"t","arguments":null}`,
+	`{"namespace":"n","pairs":null}`,
+	`{"namespace":"n","pairs":[{"key":"a","KEY":"b"}]}`,
+	`{"namespace":"n","raw":null}`,
+	`{"namespace":"n","Tool":"t"}`,
+	`{"namespace":1}`,
+	`{"pairs":[{"json":"yes"}]}`,
+}
+
+func FuzzDecodeCallRequest(f *testing.F) {
+	for _, a := range callRequests {
+		f.Add([]byte(a))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { decodeLikeJSON(t, data, DecodeCallRequest) })
+}
+
+func TestDecodeCallRequestKnownShapes(t *testing.T) {
+	for _, a := range callRequests[:3] {
+		if _, known, err := decodeKnown([]byte(a), readCallRequest); err != nil || !known {
+			t.Errorf("%s: known %v, %v", a, known, err)
+		}
+	}
+}

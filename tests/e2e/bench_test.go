@@ -152,6 +152,21 @@ func TestPerformance(t *testing.T) {
 		tab.byName[w.name] = medianOf(ds[i])
 		tab.cmds = append(tab.cmds, [2]string{w.name, w.cmd})
 	}
+	// Instructions (callgrind), where valgrind is installed: a count
+	// that the machine's load does not move, for the warm paths and
+	// their floors.
+	if _, err := exec.LookPath("valgrind"); err == nil {
+		for _, w := range warm {
+			if strings.Contains(w.name, "servers") {
+				continue
+			}
+			if n, err := instructionsOf(w.run); err == nil {
+				tab.instr = append(tab.instr, instrRow{w.name, w.cmd, n})
+			} else {
+				t.Logf("callgrind %s: %v", w.name, err)
+			}
+		}
+	}
 	tab.ratio("`mcpx version`", "version", "hello", "")
 	tab.ratio("warm `call demo.echo`", "call demo", "floor: call demo", "≤ 1.25×")
 	tab.ratio("warm `call "+second+".echo`", "call "+second, "floor: call "+second, "≤ 1.25×")
@@ -245,6 +260,45 @@ type benchTable struct {
 	byName map[string]time.Duration
 	cmds   [][2]string // measurement name, what it runs
 	rows   [][4]string // path, measured, ratio, target
+	instr  []instrRow
+}
+
+// instrRow is the instruction count of one warm measurement.
+type instrRow struct {
+	name, cmd string
+	n         int64
+}
+
+// benchValgrind, when set, is the command prefix Env.Exec runs under
+// (instructionsOf).
+var benchValgrind []string
+
+// instructionsOf runs one warm measurement under callgrind and returns the
+// instructions the process executed. Go's asynchronous preemption signals
+// are off (GODEBUG=asyncpreemptoff=1): callgrind cannot follow them.
+func instructionsOf(run func()) (int64, error) {
+	out, err := os.CreateTemp("", "callgrind-*.log")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(out.Name())
+	out.Close()
+	benchValgrind = []string{"valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", "--log-file=" + out.Name()}
+	run()
+	benchValgrind = nil
+	b, err := os.ReadFile(out.Name())
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if _, after, ok := strings.Cut(line, "Collected : "); ok {
+			var n int64
+			if _, err := fmt.Sscan(strings.TrimSpace(after), &n); err == nil {
+				return n, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("no count in the callgrind log:\n%s", b)
 }
 
 // ratio adds a row: name's median against base's, measured in the same run.
@@ -268,6 +322,22 @@ func (b *benchTable) String(n int) string {
 	s.WriteString("\n| measurement | runs | median |\n| --- | --- | ---: |\n")
 	for _, c := range b.cmds {
 		fmt.Fprintf(&s, "| %s | %s | %s |\n", c[0], c[1], b.byName[c[0]].Round(10*time.Microsecond))
+	}
+	if len(b.instr) > 0 {
+		count := map[string]int64{}
+		for _, r := range b.instr {
+			count[r.name] = r.n
+		}
+		s.WriteString("\n| measurement | instructions (callgrind) | ratio |\n| --- | ---: | --- |\n")
+		for _, r := range b.instr {
+			ratio := ""
+			if f := count["floor: "+r.name]; f > 0 {
+				ratio = fmt.Sprintf("%.2f× its floor", float64(r.n)/float64(f))
+			} else if r.name == "version" && count["hello"] > 0 {
+				ratio = fmt.Sprintf("%.2f× hello", float64(r.n)/float64(count["hello"]))
+			}
+			fmt.Fprintf(&s, "| %s | %d | %s |\n", r.name, r.n, ratio)
+		}
 	}
 	return s.String()
 }

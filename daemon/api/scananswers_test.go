@@ -122,3 +122,17 @@ func TestDecodeCallRequestKnownShapes(t *testing.T) {
 		}
 	}
 }
+
+// The first line of a brief tool list (DecodeToolRows) is read like
+// encoding/json reads it.
+func FuzzDecodeRowsHead(f *testing.F) {
+	for _, a := range []string{`{"namespace":{"name":"fx","tools":3,"state":"cached"}}`, `{"namespace":null}`, `{}`, `{"Namespace":{}}`, `{"namespace":{"name":"a"},"namespace":{"tools":1}}`} {
+		f.Add([]byte(a))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		decodeLikeJSON(t, data, func(b []byte) (*rowsHead, error) {
+			h, _, err := decodeKnown(b, readRowsHead)
+			return h, err
+		})
+	})
+}

@@ -44,7 +44,7 @@ func installCommand(a *App) *ucli.Command {
 				return err
 			}
 			before := unitFiles(m)
-			snap := snapshot(before)
+			snap, present := snapshot(before), existing(before)
 			if err := m.Install(); err != nil {
 				return fmt.Errorf("install %s units: %w", m.Name(), err)
 			}
@@ -55,7 +55,7 @@ func installCommand(a *App) *ucli.Command {
 			}
 			var removed []string
 			if p, ok := packagedUnits(m); ok {
-				removed = gone(before)
+				removed = gone(present)
 				doc.Files = []string{p.Socket, p.Service}
 				doc.Note = fmt.Sprintf("the systemd units in %s, installed by a package, start %s: mcpx uses them and writes none of its own", p.Dir(), p.Bin)
 			}

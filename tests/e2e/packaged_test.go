@@ -43,10 +43,34 @@ func TestPackagedUnitsAreUsedAndNeverCopied(t *testing.T) {
 	}
 
 	r = e.MustOK("install")
-	if !strings.Contains(r.Stdout, "installed by a package") || !strings.Contains(r.Stdout, m.PackageUnitDir()) {
+	if !strings.Contains(r.Stdout, "installed by a package") || !strings.Contains(r.Stdout, m.PackageUnitDir()) ||
+		strings.Contains(r.Stdout, "removed") {
 		t.Fatalf("install with packaged units:\n%s", r)
 	}
 	noOwnUnits("install")
+
+	// A copy an earlier mcpx wrote (before the package was installed)
+	// would hide the package's units: install removes it, and says so.
+	copyOf := func(name string) {
+		b, err := os.ReadFile(filepath.Join(m.PackageUnitDir(), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		own := strings.Replace(string(b), "# Installed by the mcpx", "# Written by mcpx (a copy); was the mcpx", 1)
+		if err := os.MkdirAll(m.UnitDir(), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(m.UnitDir(), name), []byte(own), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyOf("mcpx@.socket")
+	copyOf("mcpx@.service")
+	r = e.MustOK("install")
+	if strings.Count(r.Stdout, "removed ") != 2 || !strings.Contains(r.Stdout, "installed by a package") {
+		t.Fatalf("install with copies hiding the packaged units:\n%s", r)
+	}
+	noOwnUnits("install with copies")
 
 	var st statusDoc
 	e.JSON(&st, "status")

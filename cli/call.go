@@ -48,7 +48,7 @@ func callCommand(a *App) *ucli.Command {
 			sessionFlag(),
 			&ucli.StringFlag{Name: "save", Usage: "copy binary results into `DIR`"},
 			&ucli.BoolFlag{Name: "task", Usage: "run a tool whose task support is optional as a task"},
-			&ucli.BoolFlag{Name: "detach", Usage: "print the task id at once and let the daemon finish the task (collect it with `mcpx task result`)"},
+			&ucli.BoolFlag{Name: "detach", Usage: "print the task id at once and let the daemon finish the task (collect it with: mcpx task result ID)"},
 		},
 		Action: func(ctx context.Context, cmd *ucli.Command) error {
 			if cmd.NArg() == 0 {

@@ -203,7 +203,7 @@ func (a *App) doctorUnits(add addFunc, m service.Manager, l *local, cfg *config.
 			if cur, err := m.Units.Current(); err == nil && !cur {
 				add("units", checkWarn, "the installed units differ from what this version writes; run `mcpx install`")
 			} else {
-				add("units", checkOK, "installed in %s, starting %s", m.Units.UnitDir, bin)
+				add("units", checkOK, "installed in %s, starting %s", m.Units.Where(), bin)
 			}
 		}
 	case *service.Launchd:

@@ -1,0 +1,269 @@
+package search
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Ranking: BM25F. For each query word, each tool scores
+//
+//	weight × idf × t / (k1 + t),  t = Σ fieldWeight[f] × tf[f] / (1 − b[f] + b[f] × len[f] / avglen[f])
+//
+// for the best of the terms the word matches (its own, weight 1, or one the
+// thesaurus gives, weightEquivalent or weightRelated), summed over the
+// query's words. Fields are weighted and length-normalised apart, so a long
+// parameter description neither drowns a word in the name nor gains by its
+// length. The server's instructions are one more field of each of its
+// tools. Then the name decides among tools that all mention the query's
+// words: a tool's score grows by up to nameCoverage times itself as the
+// query covers more of its name's words.
+//
+// Weights tuned on the development intents (testdata/README.md).
+
+// fieldWeight is how much one occurrence of a term in each field counts.
+var fieldWeight = [numFields]float64{
+	FieldName:         6,
+	FieldTitle:        1,
+	FieldDescription:  1,
+	FieldParam:        0.6,
+	FieldParamDesc:    0.4,
+	FieldEnum:         1,
+	FieldInstructions: 0.15,
+}
+
+// fieldB is BM25's length normalisation per field (0: none, 1: full).
+var fieldB = [numFields]float64{
+	FieldName:         0.5,
+	FieldTitle:        0.5,
+	FieldDescription:  0.6,
+	FieldParam:        0.5,
+	FieldParamDesc:    0.3,
+	FieldEnum:         0.5,
+	FieldInstructions: 0.75,
+}
+
+var (
+	bm25K1       = 1.2
+	nameCoverage = 1.0
+)
+
+// Hit is one ranked tool: the index (position in Rank's indexes) and the
+// document (position in that index's docs) it is, its score, and why.
+type Hit struct {
+	Index, Doc int
+	Score      float64
+	Why        []Match
+}
+
+// Match is one query word a hit matched: through which thesaurus entry,
+// if not itself, and in which fields.
+type Match struct {
+	Word   string  // the query's word or phrase
+	Via    string  // the thesaurus entry it matched through ("": the word itself)
+	Fields []Field // where the hit has it, in Field order
+}
+
+// Rank scores the tools of indexes (one collection: term statistics are
+// taken over all of them) against q and returns those that match, best
+// first, at most limit (0: all). Equal scores (rounded to 1/1000) are
+// ordered by tie. Only the hits returned are explained.
+func Rank(indexes []*Index, q Query, limit int, tie func(a, b Hit) int) []Hit {
+	st := newStats(indexes, q)
+	if st == nil {
+		return nil
+	}
+	before := func(a, b Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return tie(a, b)
+	}
+	var top []Hit
+	var sc scratch
+	for ixi, ix := range indexes {
+		scores := sc.score(st, ix, q)
+		for d, s := range scores {
+			if s <= 0 {
+				continue
+			}
+			h := Hit{Index: ixi, Doc: d, Score: math.Round(s*1000) / 1000}
+			if limit <= 0 {
+				top = append(top, h)
+				continue
+			}
+			if len(top) == limit && before(h, top[limit-1]) >= 0 {
+				continue
+			}
+			at, _ := slices.BinarySearchFunc(top, h, before)
+			if len(top) == limit {
+				top = top[:limit-1]
+			}
+			top = slices.Insert(top, at, h)
+		}
+	}
+	if limit <= 0 {
+		slices.SortFunc(top, before)
+	}
+	for i := range top {
+		top[i].Why = explain(indexes[top[i].Index], top[i].Doc, q)
+	}
+	return top
+}
+
+// stats are the collection's statistics a query needs.
+type stats struct {
+	avg [numFields]float64 // average field lengths
+	idf [][]float64        // per concept, per alternative
+}
+
+func newStats(indexes []*Index, q Query) *stats {
+	var n float64
+	var lens [numFields]float64
+	for _, ix := range indexes {
+		n += float64(len(ix.docs))
+		for f := range lens {
+			lens[f] += ix.lens[f]
+		}
+	}
+	if n == 0 || q.Empty() {
+		return nil
+	}
+	st := &stats{idf: make([][]float64, len(q.concepts))}
+	for f, l := range lens {
+		st.avg[f] = max(l/n, 1)
+	}
+	for i, c := range q.concepts {
+		st.idf[i] = make([]float64, len(c.alts))
+		for j, a := range c.alts {
+			var df float64
+			for _, ix := range indexes {
+				df += float64(ix.df(a.term))
+			}
+			st.idf[i][j] = math.Log(1 + (n-df+0.5)/(df+0.5))
+		}
+	}
+	return st
+}
+
+// norm is the BM25F weight of tf occurrences in field f of a document
+// whose field is l terms long.
+func (st *stats) norm(f Field, tf uint8, l uint16) float64 {
+	return fieldWeight[f] * float64(tf) / (1 - fieldB[f] + fieldB[f]*float64(l)/st.avg[f])
+}
+
+// scratch holds the per-tool arrays of one Rank call, reused across
+// indexes.
+type scratch struct {
+	total, best, tfs, covered, bestCover []float64 // per tool of the index
+}
+
+func grow(s []float64, n int) []float64 {
+	s = slices.Grow(s[:0], n)[:n]
+	clear(s)
+	return s
+}
+
+// score returns the score of every tool of ix (0: no match).
+func (sc *scratch) score(st *stats, ix *Index, q Query) []float64 {
+	n := len(ix.docs)
+	sc.total = grow(sc.total, n)
+	sc.covered = grow(sc.covered, n)
+	for i, c := range q.concepts {
+		sc.best = grow(sc.best, n)
+		sc.bestCover = grow(sc.bestCover, n)
+		for j, a := range c.alts {
+			idf := st.idf[i][j]
+			var shared float64 // the instructions' part, the same for every tool
+			if ix.server != nil {
+				if tf, ok := ix.server.find(a.term); ok {
+					shared = st.norm(FieldInstructions, tf[FieldInstructions], ix.server.lens[FieldInstructions])
+				}
+			}
+			postings := ix.postings[a.term]
+			if len(postings) == 0 && shared == 0 {
+				continue
+			}
+			words := float64(strings.Count(a.term, " ") + 1)
+			if shared != 0 {
+				sc.tfs = grow(sc.tfs, n)
+			}
+			for _, p := range postings {
+				d := ix.docs[p.doc]
+				var t float64
+				for f := FieldName; f < FieldInstructions; f++ {
+					if p.tf[f] != 0 {
+						t += st.norm(f, p.tf[f], d.lens[f])
+					}
+				}
+				if p.tf[FieldName] != 0 {
+					sc.bestCover[p.doc] = max(sc.bestCover[p.doc], a.weight*words)
+				}
+				if shared != 0 {
+					sc.tfs[p.doc] = t
+					continue
+				}
+				sc.best[p.doc] = max(sc.best[p.doc], a.weight*idf*t/(bm25K1+t))
+			}
+			if shared != 0 {
+				// Every tool of the server has the term in its instructions.
+				for d, t := range sc.tfs {
+					t += shared
+					sc.best[d] = max(sc.best[d], a.weight*idf*t/(bm25K1+t))
+				}
+			}
+		}
+		for d, b := range sc.best {
+			sc.total[d] += b
+			sc.covered[d] += sc.bestCover[d]
+		}
+	}
+	for d, s := range sc.total {
+		if s == 0 {
+			continue
+		}
+		if l := ix.docs[d].lens[FieldName]; l > 0 {
+			sc.total[d] = s * (1 + nameCoverage*min(1, sc.covered[d]/float64(l)))
+		}
+	}
+	return sc.total
+}
+
+// explain says which of q's words doc d of ix matched, each through its
+// best-weighted term the tool has, and in which fields.
+func explain(ix *Index, d int, q Query) []Match {
+	th := builtin()
+	doc := ix.docs[d]
+	var out []Match
+	for _, c := range q.concepts {
+		for j, a := range c.alts {
+			var fields []Field
+			if tf, ok := doc.find(a.term); ok {
+				for f := FieldName; f < FieldInstructions; f++ {
+					if tf[f] != 0 {
+						fields = append(fields, f)
+					}
+				}
+			}
+			if ix.server != nil {
+				if _, ok := ix.server.find(a.term); ok {
+					fields = append(fields, FieldInstructions)
+				}
+			}
+			if len(fields) == 0 {
+				continue
+			}
+			m := Match{Word: c.word, Fields: fields}
+			switch {
+			case j > 0:
+				m.Via = th.written[a.term]
+			case c.shape:
+				m.Via = a.term
+			}
+			out = append(out, m)
+			break
+		}
+	}
+	return out
+}

@@ -2,12 +2,14 @@ package search
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // TestExplainQuery prints how a query ranks over the benchmark's tools and why
-// (MCPX_SEARCH_QUERY="open a ticket" go test ./search -run ExplainQuery -v):
+// (MCPX_SEARCH_QUERY="open a ticket" go test ./search -run ExplainQuery -v;
+// MCPX_SEARCH_SERVERS=github,slack keeps only those servers):
 // what the thesaurus makes of each word, then the best hits with their
 // matches.
 func TestExplainQuery(t *testing.T) {
@@ -16,6 +18,15 @@ func TestExplainQuery(t *testing.T) {
 		t.Skip("MCPX_SEARCH_QUERY=WORDS runs it")
 	}
 	c := loadCorpus(t)
+	if only := os.Getenv("MCPX_SEARCH_SERVERS"); only != "" {
+		var keep []recorded
+		for _, s := range c.servers {
+			if slices.Contains(strings.Split(only, ","), s.Namespace) {
+				keep = append(keep, s)
+			}
+		}
+		c.servers = keep
+	}
 	indexes := c.indexes()
 	pq := ParseQuery(q)
 	for _, c := range pq.concepts {

@@ -18,6 +18,7 @@ type concept struct {
 	word  string // as the query wrote it, lower case
 	alts  []alt  // alts[0] is its own term (weight 1); then the thesaurus's, best first
 	shape bool   // a value's kind (a URL, a file…): alts[0] is the kind, at weightShape
+	whole bool   // the whole of a word written in parts (token.whole)
 }
 
 // weightShape is the weight of the kind of a value the query holds
@@ -115,6 +116,9 @@ func ParseQuery(text string) Query {
 		if t.whole {
 			flush()
 			add(t.term, t.written, t.w, t.w)
+			if c := &q.concepts[len(q.concepts)-1]; c.alts[0].term == t.term {
+				c.whole = true
+			}
 			continue
 		}
 		run = append(run, t)

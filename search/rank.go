@@ -143,6 +143,14 @@ func newStats(indexes []*Index, q Query) *stats {
 			}
 			st.idf[i][j] = math.Log(1 + (n-df+0.5)/(df+0.5))
 		}
+		// What the thesaurus adds says no more than the word itself: a
+		// rare synonym must not outweigh the word a tool does have (a
+		// cue or a value's kind has no word of its own to weigh).
+		if own := st.idf[i][0]; c.alts[0].weight > 0 && !c.shape {
+			for j := 1; j < len(c.alts); j++ {
+				st.idf[i][j] = min(st.idf[i][j], own)
+			}
+		}
 	}
 	return st
 }

@@ -55,10 +55,10 @@ func TestRank(t *testing.T) {
 		{"d", "image", "Draws a picture.", ""},
 	}
 	// A word in the name ranks over one in the description; equal scores
-	// sort by namespace.tool; camelCase names are split; a synonym that is
-	// the whole name (picture) comes before a name the word is half of.
+	// sort by namespace.tool; camelCase names are split; the word itself
+	// ranks over a synonym (picture).
 	got, _ := rankTools(tools, "Images", 0)
-	if want := []string{"b.image", "d.image", "a.picture", "a.resizeImage", "a.paint"}; !reflect.DeepEqual(got, want) {
+	if want := []string{"b.image", "d.image", "a.resizeImage", "a.picture", "a.paint"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("images = %v, want %v", got, want)
 	}
 	// Common words match nothing.

@@ -134,7 +134,17 @@ func term(w string) (string, bool) {
 // anything about a tool: English function words and the filler of a
 // request ("please", "I want to", "can you"). Verbs and nouns that name an
 // action or an object (get, list, all, new, file) are never stop words.
-var stopWords = sync.OnceValue(func() map[string]bool {
+func stopWords() map[string]bool {
+	stopOnce.Do(func() { stopSet = makeStopWords() })
+	return stopSet
+}
+
+var (
+	stopOnce sync.Once
+	stopSet  map[string]bool
+)
+
+func makeStopWords() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`a about above after again against am an and any are as at be because been
 		before being below between both but by can could did do does doing down during each few for from further
@@ -146,4 +156,4 @@ var stopWords = sync.OnceValue(func() map[string]bool {
 		m[w] = true
 	}
 	return m
-})
+}

@@ -2,7 +2,6 @@ package search
 
 import (
 	_ "embed"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -33,7 +32,13 @@ var (
 )
 
 // ErrThesaurus is the kind of every error reading a thesaurus.
-var ErrThesaurus = errors.New("bad thesaurus")
+var ErrThesaurus error = thesaurusError{}
+
+// thesaurusError is ErrThesaurus's type: a value, so that declaring it is
+// no work at init.
+type thesaurusError struct{}
+
+func (thesaurusError) Error() string { return "bad thesaurus" }
 
 // thesaurus is a parsed thesaurus.txt.
 type thesaurus struct {
@@ -61,16 +66,24 @@ func (r related) weight() float64 {
 	return weightRelated
 }
 
+var (
+	builtinOnce sync.Once
+	builtinThes *thesaurus
+)
+
 // builtin is the embedded thesaurus, parsed on first use.
-var builtin = sync.OnceValue(func() *thesaurus {
-	t, err := parseThesaurus(thesaurusText)
-	if err != nil {
-		// The embedded file is checked by TestThesaurusFile; a build
-		// whose data is broken must not rank silently without it.
-		panic(err)
-	}
-	return t
-})
+func builtin() *thesaurus {
+	builtinOnce.Do(func() {
+		t, err := parseThesaurus(thesaurusText)
+		if err != nil {
+			// The embedded file is checked by TestThesaurusFile; a build
+			// whose data is broken must not rank silently without it.
+			panic(err)
+		}
+		builtinThes = t
+	})
+	return builtinThes
+}
 
 // parseThesaurus reads the thesaurus format, one group a line ("#" starts
 // a comment):

@@ -6,8 +6,9 @@ package search
 // once (NewIndex); it is read-only after, safe for concurrent Rank calls.
 type Index struct {
 	docs     []*Doc
-	server   *Doc               // the server's instructions (nil: none)
-	lens     [numFields]float64 // per field, the sum of the documents' lengths
+	lens     [][numFields]uint16 // per document, its fields' lengths (the docs' own, side by side)
+	server   *Doc                // the server's instructions (nil: none)
+	total    [numFields]float64  // per field, the sum of the documents' lengths
 	postings map[string][]posting
 }
 
@@ -19,16 +20,17 @@ type posting struct {
 // NewIndex indexes docs (their order is the order Hit.Doc refers to);
 // server is the server's instructions (NewServerDoc), or nil.
 func NewIndex(docs []*Doc, server *Doc) *Index {
-	ix := &Index{docs: docs, postings: map[string][]posting{}}
+	ix := &Index{docs: docs, lens: make([][numFields]uint16, len(docs)), postings: map[string][]posting{}}
 	if server != nil && len(server.terms) > 0 {
 		ix.server = server
 	}
 	for i, d := range docs {
+		ix.lens[i] = d.lens
 		for f, n := range d.lens {
-			ix.lens[f] += float64(n)
+			ix.total[f] += float64(n)
 		}
 		if ix.server != nil {
-			ix.lens[FieldInstructions] += float64(ix.server.lens[FieldInstructions])
+			ix.total[FieldInstructions] += float64(ix.server.lens[FieldInstructions])
 		}
 		for _, t := range d.terms {
 			ix.postings[t.term] = append(ix.postings[t.term], posting{int32(i), t.tf})

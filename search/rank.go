@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Ranking: BM25F. For each query word, each tool scores
@@ -81,10 +82,11 @@ func Rank(indexes []*Index, q Query, limit int, tie func(a, b Hit) int) []Hit {
 		return tie(a, b)
 	}
 	var top []Hit
-	var sc scratch
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
 	for ixi, ix := range indexes {
-		scores := sc.score(st, ix, q)
-		for d, s := range scores {
+		for d, acc := range sc.score(st, ix, q) {
+			s := acc.score
 			if s <= 0 {
 				continue
 			}
@@ -124,7 +126,7 @@ func newStats(indexes []*Index, q Query) *stats {
 	for _, ix := range indexes {
 		n += float64(len(ix.docs))
 		for f := range lens {
-			lens[f] += ix.lens[f]
+			lens[f] += ix.total[f]
 		}
 	}
 	if n == 0 || q.Empty() {
@@ -162,25 +164,40 @@ func (st *stats) norm(f Field, tf uint8, l uint16) float64 {
 }
 
 // scratch holds the per-tool arrays of one Rank call, reused across
-// indexes.
+// indexes and, through scratchPool, across calls (a search over 10,000
+// tools would otherwise allocate and clear them on every query).
 type scratch struct {
-	total, best, tfs, covered, bestCover []float64 // per tool of the index
+	acc     []toolAcc    // per tool of the index: the score so far
+	cur     []conceptAcc // per tool: the current concept's best alternative
+	touched []int32      // the tools cur holds something for
+	tfs     []float64    // per tool: an alternative's weight, when its server's instructions have it
 }
 
-func grow(s []float64, n int) []float64 {
+type toolAcc struct {
+	score   float64
+	covered float64 // how many of the name's words the query covers (weighted)
+}
+
+type conceptAcc struct {
+	best, cover float64
+	seen        bool
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+func grown[T any](s []T, n int) []T {
 	s = slices.Grow(s[:0], n)[:n]
 	clear(s)
 	return s
 }
 
-// score returns the score of every tool of ix (0: no match).
-func (sc *scratch) score(st *stats, ix *Index, q Query) []float64 {
+// score returns the score of every tool of ix (0: no match), in sc.acc.
+func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 	n := len(ix.docs)
-	sc.total = grow(sc.total, n)
-	sc.covered = grow(sc.covered, n)
+	sc.acc = grown(sc.acc, n)
+	sc.cur = grown(sc.cur, n)
 	for i, c := range q.concepts {
-		sc.best = grow(sc.best, n)
-		sc.bestCover = grow(sc.bestCover, n)
+		sc.touched = sc.touched[:0]
 		for j, a := range c.alts {
 			idf := st.idf[i][j]
 			var shared float64 // the instructions' part, the same for every tool
@@ -193,49 +210,59 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []float64 {
 			if len(postings) == 0 && shared == 0 {
 				continue
 			}
-			words := float64(strings.Count(a.term, " ") + 1)
+			cover := a.weight * float64(strings.Count(a.term, " ")+1)
 			if shared != 0 {
-				sc.tfs = grow(sc.tfs, n)
+				sc.tfs = grown(sc.tfs, n)
 			}
 			for _, p := range postings {
-				d := ix.docs[p.doc]
+				lens := &ix.lens[p.doc]
 				var t float64
 				for f := FieldName; f < FieldInstructions; f++ {
 					if p.tf[f] != 0 {
-						t += st.norm(f, p.tf[f], d.lens[f])
+						t += st.norm(f, p.tf[f], lens[f])
 					}
 				}
+				c := &sc.cur[p.doc]
+				if !c.seen {
+					c.seen = true
+					sc.touched = append(sc.touched, p.doc)
+				}
 				if p.tf[FieldName] != 0 {
-					sc.bestCover[p.doc] = max(sc.bestCover[p.doc], a.weight*words)
+					c.cover = max(c.cover, cover)
 				}
 				if shared != 0 {
 					sc.tfs[p.doc] = t
 					continue
 				}
-				sc.best[p.doc] = max(sc.best[p.doc], a.weight*idf*t/(bm25K1+t))
+				c.best = max(c.best, a.weight*idf*t/(bm25K1+t))
 			}
 			if shared != 0 {
 				// Every tool of the server has the term in its instructions.
 				for d, t := range sc.tfs {
 					t += shared
-					sc.best[d] = max(sc.best[d], a.weight*idf*t/(bm25K1+t))
+					c := &sc.cur[d]
+					if !c.seen {
+						c.seen = true
+						sc.touched = append(sc.touched, int32(d))
+					}
+					c.best = max(c.best, a.weight*idf*t/(bm25K1+t))
 				}
 			}
 		}
-		for d, b := range sc.best {
-			sc.total[d] += b
-			sc.covered[d] += sc.bestCover[d]
+		for _, d := range sc.touched {
+			c := &sc.cur[d]
+			sc.acc[d].score += c.best
+			sc.acc[d].covered += c.cover
+			*c = conceptAcc{}
 		}
 	}
-	for d, s := range sc.total {
-		if s == 0 {
-			continue
-		}
-		if l := ix.docs[d].lens[FieldName]; l > 0 {
-			sc.total[d] = s * (1 + nameCoverage*min(1, sc.covered[d]/float64(l)))
+	for d := range sc.acc {
+		a := &sc.acc[d]
+		if l := ix.lens[d][FieldName]; a.score != 0 && l > 0 {
+			a.score *= 1 + nameCoverage*min(1, a.covered/float64(l))
 		}
 	}
-	return sc.total
+	return sc.acc
 }
 
 // explain says which of q's words doc d of ix matched, each through its

@@ -80,6 +80,8 @@ func ParseQuery(text string) Query {
 		if kind := shapeOf(f); kind != "" {
 			w *= weightValueWord
 			kinds = append(kinds, concept{word: strings.ToLower(f), alts: []alt{{kind, weightShape}}, shape: true})
+		} else if isDigits(strings.TrimLeft(lower, "#")) {
+			w *= weightValueWord // a number is an argument: PR 42, the last 20 lines
 		}
 		for _, t := range tokenize(f, nil) {
 			tokens = append(tokens, weighted{t, w})

@@ -6,9 +6,8 @@ package search
 // once (NewIndex); it is read-only after, safe for concurrent Rank calls.
 type Index struct {
 	docs     []*Doc
-	lens     [][numFields]uint16 // per document, its fields' lengths (the docs' own, side by side)
-	server   *Doc                // the server's instructions (nil: none)
-	total    [numFields]float64  // per field, the sum of the documents' lengths
+	server   *Doc               // the server's instructions (nil: none)
+	total    [numFields]float64 // per field, the sum of the documents' lengths
 	postings map[string][]posting
 }
 
@@ -20,12 +19,11 @@ type posting struct {
 // NewIndex indexes docs (their order is the order Hit.Doc refers to);
 // server is the server's instructions (NewServerDoc), or nil.
 func NewIndex(docs []*Doc, server *Doc) *Index {
-	ix := &Index{docs: docs, lens: make([][numFields]uint16, len(docs)), postings: map[string][]posting{}}
+	ix := &Index{docs: docs, postings: map[string][]posting{}}
 	if server != nil && len(server.terms) > 0 {
 		ix.server = server
 	}
 	for i, d := range docs {
-		ix.lens[i] = d.lens
 		for f, n := range d.lens {
 			ix.total[f] += float64(n)
 		}

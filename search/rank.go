@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // Ranking: BM25F. For each query word, each tool scores
@@ -82,8 +81,7 @@ func Rank(indexes []*Index, q Query, limit int, tie func(a, b Hit) int) []Hit {
 		return tie(a, b)
 	}
 	var top []Hit
-	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
+	var sc scratch
 	for ixi, ix := range indexes {
 		for d, acc := range sc.score(st, ix, q) {
 			s := acc.score
@@ -164,8 +162,8 @@ func (st *stats) norm(f Field, tf uint8, l uint16) float64 {
 }
 
 // scratch holds the per-tool arrays of one Rank call, reused across
-// indexes and, through scratchPool, across calls (a search over 10,000
-// tools would otherwise allocate and clear them on every query).
+// indexes. They are not kept across calls: a daemon idle after a search
+// over 10,000 tools should not hold them.
 type scratch struct {
 	acc     []toolAcc    // per tool of the index: the score so far
 	cur     []conceptAcc // per tool: the current concept's best alternative
@@ -175,15 +173,14 @@ type scratch struct {
 
 type toolAcc struct {
 	score   float64
-	covered float64 // how many of the name's words the query covers (weighted)
+	covered float32 // how many of the name's words the query covers (weighted)
 }
 
 type conceptAcc struct {
-	best, cover float64
-	seen        bool
+	best  float32
+	cover float32
+	seen  bool
 }
-
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 func grown[T any](s []T, n int) []T {
 	s = slices.Grow(s[:0], n)[:n]
@@ -210,12 +207,12 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 			if len(postings) == 0 && shared == 0 {
 				continue
 			}
-			cover := a.weight * float64(strings.Count(a.term, " ")+1)
+			cover := float32(a.weight * float64(strings.Count(a.term, " ")+1))
 			if shared != 0 {
 				sc.tfs = grown(sc.tfs, n)
 			}
 			for _, p := range postings {
-				lens := &ix.lens[p.doc]
+				lens := &ix.docs[p.doc].lens
 				var t float64
 				for f := FieldName; f < FieldInstructions; f++ {
 					if p.tf[f] != 0 {
@@ -234,7 +231,7 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 					sc.tfs[p.doc] = t
 					continue
 				}
-				c.best = max(c.best, a.weight*idf*t/(bm25K1+t))
+				c.best = max(c.best, float32(a.weight*idf*t/(bm25K1+t)))
 			}
 			if shared != 0 {
 				// Every tool of the server has the term in its instructions.
@@ -245,21 +242,21 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 						c.seen = true
 						sc.touched = append(sc.touched, int32(d))
 					}
-					c.best = max(c.best, a.weight*idf*t/(bm25K1+t))
+					c.best = max(c.best, float32(a.weight*idf*t/(bm25K1+t)))
 				}
 			}
 		}
 		for _, d := range sc.touched {
 			c := &sc.cur[d]
-			sc.acc[d].score += c.best
+			sc.acc[d].score += float64(c.best)
 			sc.acc[d].covered += c.cover
 			*c = conceptAcc{}
 		}
 	}
 	for d := range sc.acc {
 		a := &sc.acc[d]
-		if l := ix.lens[d][FieldName]; a.score != 0 && l > 0 {
-			a.score *= 1 + nameCoverage*min(1, a.covered/float64(l))
+		if l := ix.docs[d].lens[FieldName]; a.score != 0 && l > 0 {
+			a.score *= 1 + nameCoverage*min(1, float64(a.covered)/float64(l))
 		}
 	}
 	return sc.acc

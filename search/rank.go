@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Ranking: BM25F. For each query word, each tool scores
@@ -15,8 +16,11 @@ import (
 // thesaurus gives, weightEquivalent or weightRelated), summed over the
 // query's words. Fields are weighted and length-normalised apart, so a long
 // parameter description neither drowns a word in the name nor gains by its
-// length. The server's instructions are one more field of each of its
-// tools. Then the name decides among tools that all mention the query's
+// length; avglen is the average over the tool's own server (an Index), so t
+// is computed once, when the index is built. The server's instructions are
+// one more field of each of its tools (normalised by the average over the
+// servers searched). idf is taken over every tool searched. Then the name
+// decides among tools that all mention the query's
 // words: a tool's score grows by up to nameCoverage times itself as the
 // query covers more of its name's words.
 //
@@ -81,10 +85,11 @@ func Rank(indexes []*Index, q Query, limit int, tie func(a, b Hit) int) []Hit {
 		return tie(a, b)
 	}
 	var top []Hit
-	var sc scratch
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
 	for ixi, ix := range indexes {
 		for d, acc := range sc.score(st, ix, q) {
-			s := acc.score
+			s := float64(acc.score)
 			if s <= 0 {
 				continue
 			}
@@ -155,15 +160,17 @@ func newStats(indexes []*Index, q Query) *stats {
 	return st
 }
 
-// norm is the BM25F weight of tf occurrences in field f of a document
-// whose field is l terms long.
-func (st *stats) norm(f Field, tf uint8, l uint16) float64 {
-	return fieldWeight[f] * float64(tf) / (1 - fieldB[f] + fieldB[f]*float64(l)/st.avg[f])
+// fieldNorm is the BM25F weight of tf occurrences in field f of a
+// document whose field is l terms long, where the average is avg.
+func fieldNorm(f Field, tf uint8, l uint16, avg float64) float64 {
+	return fieldWeight[f] * float64(tf) / (1 - fieldB[f] + fieldB[f]*float64(l)/avg)
 }
 
 // scratch holds the per-tool arrays of one Rank call, reused across
-// indexes. They are not kept across calls: a daemon idle after a search
-// over 10,000 tools should not hold them.
+// indexes and, through scratchPool, across calls: allocating and
+// collecting them on every query cost more than the ranking (12 bytes a
+// tool: 120 KB kept for a daemon with 10,000 tools, until two collections
+// find them unused).
 type scratch struct {
 	acc     []toolAcc    // per tool of the index: the score so far
 	cur     []conceptAcc // per tool: the current concept's best alternative
@@ -171,15 +178,18 @@ type scratch struct {
 	tfs     []float64    // per tool: an alternative's weight, when its server's instructions have it
 }
 
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
 type toolAcc struct {
-	score   float64
+	score   float32
 	covered float32 // how many of the name's words the query covers (weighted)
 }
 
+// conceptAcc is a tool's best match of the current concept; a tool is in
+// touched once either is set (a second entry, for a match of weight 0,
+// adds nothing).
 type conceptAcc struct {
-	best  float32
-	cover float32
-	seen  bool
+	best, cover float32
 }
 
 func grown[T any](s []T, n int) []T {
@@ -193,6 +203,9 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 	n := len(ix.docs)
 	sc.acc = grown(sc.acc, n)
 	sc.cur = grown(sc.cur, n)
+	if cap(sc.touched) < n {
+		sc.touched = make([]int32, 0, n)
+	}
 	for i, c := range q.concepts {
 		sc.touched = sc.touched[:0]
 		for j, a := range c.alts {
@@ -200,7 +213,7 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 			var shared float64 // the instructions' part, the same for every tool
 			if ix.server != nil {
 				if tf, ok := ix.server.find(a.term); ok {
-					shared = st.norm(FieldInstructions, tf[FieldInstructions], ix.server.lens[FieldInstructions])
+					shared = fieldNorm(FieldInstructions, tf[FieldInstructions], ix.server.lens[FieldInstructions], st.avg[FieldInstructions])
 				}
 			}
 			postings := ix.postings[a.term]
@@ -212,19 +225,12 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 				sc.tfs = grown(sc.tfs, n)
 			}
 			for _, p := range postings {
-				lens := &ix.docs[p.doc].lens
-				var t float64
-				for f := FieldName; f < FieldInstructions; f++ {
-					if p.tf[f] != 0 {
-						t += st.norm(f, p.tf[f], lens[f])
-					}
-				}
+				t := float64(p.weight)
 				c := &sc.cur[p.doc]
-				if !c.seen {
-					c.seen = true
+				if c.best == 0 && c.cover == 0 {
 					sc.touched = append(sc.touched, p.doc)
 				}
-				if p.tf[FieldName] != 0 {
+				if p.inName {
 					c.cover = max(c.cover, cover)
 				}
 				if shared != 0 {
@@ -238,8 +244,7 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 				for d, t := range sc.tfs {
 					t += shared
 					c := &sc.cur[d]
-					if !c.seen {
-						c.seen = true
+					if c.best == 0 && c.cover == 0 {
 						sc.touched = append(sc.touched, int32(d))
 					}
 					c.best = max(c.best, float32(a.weight*idf*t/(bm25K1+t)))
@@ -248,15 +253,18 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 		}
 		for _, d := range sc.touched {
 			c := &sc.cur[d]
-			sc.acc[d].score += float64(c.best)
+			sc.acc[d].score += c.best
 			sc.acc[d].covered += c.cover
 			*c = conceptAcc{}
 		}
 	}
 	for d := range sc.acc {
 		a := &sc.acc[d]
-		if l := ix.docs[d].lens[FieldName]; a.score != 0 && l > 0 {
-			a.score *= 1 + nameCoverage*min(1, float64(a.covered)/float64(l))
+		if a.score == 0 {
+			continue
+		}
+		if l := ix.nameLen[d]; l > 0 {
+			a.score *= float32(1 + nameCoverage*min(1, float64(a.covered)/float64(l)))
 		}
 	}
 	return sc.acc

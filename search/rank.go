@@ -22,18 +22,20 @@ import (
 // servers searched). idf is taken over every tool searched. Then the name
 // decides among tools that all mention the query's
 // words: a tool's score grows by up to nameCoverage times itself as the
-// query covers more of its name's words.
+// query covers more of its name's words; and a tool whose name says it
+// changes something is scaled by writePenalty when the query asks for no
+// such change.
 //
 // Weights tuned on the development intents (testdata/README.md).
 
 // fieldWeight is how much one occurrence of a term in each field counts.
 var fieldWeight = [numFields]float64{
-	FieldName:         6,
-	FieldTitle:        1,
+	FieldName:         4,
+	FieldTitle:        0.5,
 	FieldDescription:  1,
-	FieldParam:        0.6,
-	FieldParamDesc:    0.4,
-	FieldEnum:         1,
+	FieldParam:        0.4,
+	FieldParamDesc:    0.8,
+	FieldEnum:         0.75,
 	FieldInstructions: 0.15,
 }
 
@@ -41,16 +43,36 @@ var fieldWeight = [numFields]float64{
 var fieldB = [numFields]float64{
 	FieldName:         0.5,
 	FieldTitle:        0.5,
-	FieldDescription:  0.6,
+	FieldDescription:  0.5,
 	FieldParam:        0.5,
 	FieldParamDesc:    0.3,
 	FieldEnum:         0.5,
 	FieldInstructions: 0.75,
 }
 
+// writePenalty scales a tool whose name says it changes something (create,
+// delete, update, send…) when the query names no such action: an agent
+// that does not ask to change anything wants to look, and a tool that
+// changes things should not come first for a question.
+var writePenalty = 0.8
+
+// isWriteVerb reports whether a name's term (stemmed) is a verb that
+// changes something.
+func isWriteVerb(t string) bool {
+	switch t {
+	case "creat", "add", "new", "insert", "post", "make", "gener", "regist",
+		"delet", "remov", "drop", "eras", "destroi", "purg", "clear", "cleanup", "uninstal",
+		"updat", "edit", "patch", "set", "modifi", "chang", "renam", "assign", "upgrad", "scale", "toggl",
+		"write", "save", "store", "push", "upload", "commit", "merg", "move", "fork", "copi",
+		"send", "publish", "repli", "react", "submit", "instal", "appli", "deploi", "close", "archiv":
+		return true
+	}
+	return false
+}
+
 var (
-	bm25K1       = 1.2
-	nameCoverage = 1.0
+	bm25K1       = 0.9
+	nameCoverage = 2.0
 )
 
 // Hit is one ranked tool: the index (position in Rank's indexes) and the
@@ -119,8 +141,19 @@ func Rank(indexes []*Index, q Query, limit int, tie func(a, b Hit) int) []Hit {
 
 // stats are the collection's statistics a query needs.
 type stats struct {
-	avg [numFields]float64 // average field lengths
-	idf [][]float64        // per concept, per alternative
+	avg   [numFields]float64 // average field lengths
+	idf   [][]float64        // per concept, per alternative
+	terms map[string]bool    // every term the query matches, at a weight above 0
+}
+
+// matchesAny reports whether the query matches one of terms.
+func (st *stats) matchesAny(terms []string) bool {
+	for _, t := range terms {
+		if st.terms[t] {
+			return true
+		}
+	}
+	return false
 }
 
 func newStats(indexes []*Index, q Query) *stats {
@@ -135,7 +168,14 @@ func newStats(indexes []*Index, q Query) *stats {
 	if n == 0 || q.Empty() {
 		return nil
 	}
-	st := &stats{idf: make([][]float64, len(q.concepts))}
+	st := &stats{idf: make([][]float64, len(q.concepts)), terms: map[string]bool{}}
+	for _, c := range q.concepts {
+		for _, a := range c.alts {
+			if a.weight > 0 {
+				st.terms[a.term] = true
+			}
+		}
+	}
 	for f, l := range lens {
 		st.avg[f] = max(l/n, 1)
 	}
@@ -256,6 +296,11 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 			sc.acc[d].score += c.best
 			sc.acc[d].covered += c.cover
 			*c = conceptAcc{}
+		}
+	}
+	for _, w := range ix.writes {
+		if a := &sc.acc[w.doc]; a.score != 0 && !st.matchesAny(w.verbs) {
+			a.score *= float32(writePenalty)
 		}
 	}
 	for d := range sc.acc {

@@ -33,13 +33,14 @@ func TestTune(t *testing.T) {
 		{"bname", &fieldB[FieldName], []float64{0, 0.3, 0.5, 0.75}},
 		{"bdesc", &fieldB[FieldDescription], []float64{0.3, 0.5, 0.75, 0.9}},
 		{"bparamdesc", &fieldB[FieldParamDesc], []float64{0.3, 0.5, 0.75, 0.9}},
-		{"k1", &bm25K1, []float64{0.6, 0.9, 1.2, 1.5, 2}},
-		{"coverage", &nameCoverage, []float64{0, 0.25, 0.5, 0.75, 1}},
+		{"k1", &bm25K1, []float64{0.6, 0.75, 0.9, 1.2, 1.5, 2}},
+		{"coverage", &nameCoverage, []float64{0, 0.5, 1, 1.5, 2, 3, 4}},
 		{"equivalent", &weightEquivalent, []float64{0.7, 0.8, 0.9, 1}},
 		{"related", &weightRelated, []float64{0.4, 0.5, 0.6, 0.65, 0.7, 0.8, 0.9}},
 		{"shape", &weightShape, []float64{0.3, 0.5, 0.65, 0.8, 1}},
 		{"valueword", &weightValueWord, []float64{0, 0.1, 0.25, 0.4, 0.6, 1}},
 		{"context", &weightContext, []float64{0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1}},
+		{"write", &writePenalty, []float64{0.5, 0.6, 0.7, 0.8, 0.9, 1}},
 	}
 	best := objective()
 	t.Logf("start: %.4f", best)

@@ -16,7 +16,7 @@ type Query struct {
 
 type concept struct {
 	word  string // as the query wrote it, lower case
-	alts  []alt  // alts[0] is its own term (weight 1); then the thesaurus's, best first
+	alts  []alt  // alts[0] is its own term (weight 1, less in context or a value, 0 for a cue); then the thesaurus's, best first
 	shape bool   // a value's kind (a URL, a file…): alts[0] is the kind, at weightShape
 	whole bool   // the whole of a word written in parts (token.whole)
 }
@@ -58,8 +58,9 @@ func ParseQuery(text string) Query {
 		slices.SortStableFunc(c.alts[1:], func(a, b alt) int { return cmp.Compare(b.weight, a.weight) })
 		q.concepts = append(q.concepts, c)
 	}
-	// The query's tokens, each with its weight: 1, or weightValueWord
-	// inside a value.
+	// The query's tokens, each with its weight: 1, less after a
+	// preposition (weightContext), inside a value or a number
+	// (weightValueWord).
 	type weighted struct {
 		token
 		w float64

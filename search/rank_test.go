@@ -242,3 +242,19 @@ func TestRankWritesNeedTheirVerb(t *testing.T) {
 		}
 	}
 }
+
+// isWriteVerb knows the verbs by their stems, as names are indexed.
+func TestIsWriteVerb(t *testing.T) {
+	for _, w := range []string{"create", "creates", "generate", "register", "delete", "remove", "erase", "destroy",
+		"purge", "uninstall", "update", "modify", "change", "rename", "upgrade", "scale", "toggle", "merge",
+		"copy", "reply", "install", "apply", "deploy", "archive", "post", "push", "send"} {
+		if !isWriteVerb(stem(w)) {
+			t.Errorf("%s (%s) is not a write verb", w, stem(w))
+		}
+	}
+	for _, w := range []string{"get", "list", "read", "search", "describe", "find", "query", "retrieve"} {
+		if isWriteVerb(stem(w)) {
+			t.Errorf("%s is a write verb", w)
+		}
+	}
+}

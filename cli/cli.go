@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/internal/version"
+	"github.com/mcpx-dev/mcpx/search"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -275,7 +276,7 @@ func unknownCommand(cmd *ucli.Command, name string) error {
 	if cmd.Root() != cmd {
 		what = fmt.Sprintf("%s has no subcommand %q (it has %s)", cmd.FullName(), name, strings.Join(names, ", "))
 	}
-	return &usageError{err: errors.New(what), cmd: cmd.FullName(), suggest: config.Nearest(name, names)}
+	return &usageError{err: errors.New(what), cmd: cmd.FullName(), suggest: search.Suggest(name, names)}
 }
 
 // flagError is the usage error for a command line urfave/cli could not
@@ -303,7 +304,7 @@ func nearestFlag(cmd *ucli.Command, name string) string {
 			names = append(names, f.Names()...)
 		}
 	}
-	best := config.Nearest(name, names)
+	best := search.Suggest(name, names)
 	if best == "" {
 		return ""
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/mcpxd"
+	"github.com/mcpx-dev/mcpx/search"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -186,5 +187,5 @@ func checkServiceMode(mode string) error {
 		return nil
 	}
 	return &usageError{err: fmt.Errorf("MCPX_SERVICE=%q is not a service manager (want auto, systemd, launchd or direct)", mode),
-		cmd: "mcpx", suggest: config.Nearest(mode, modes)}
+		cmd: "mcpx", suggest: search.Suggest(mode, modes)}
 }

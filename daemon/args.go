@@ -15,9 +15,9 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
-	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/schemadoc"
+	"github.com/mcpx-dev/mcpx/search"
 )
 
 // Call arguments travel raw from the CLI (api.CallRequest): a JSON object
@@ -230,7 +230,7 @@ func validateArgs(ns, tool string, ts *toolSchema, args json.RawMessage) error {
 			if len(unknown) > 1 {
 				e.body.Error = fmt.Sprintf("%s.%s has no parameters %s", ns, tool, quoteAll(unknown))
 			}
-			e.body.Suggestion = config.Nearest(k, names)
+			e.body.Suggestion = search.Suggest(k, names)
 			for _, u := range unknown {
 				e.body.Problems = append(e.body.Problems, fmt.Sprintf("at /%s: unknown parameter", u))
 			}

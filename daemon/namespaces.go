@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/search"
 	"github.com/mcpx-dev/mcpx/upstream"
 )
 
@@ -206,7 +207,7 @@ func findTool(ns, tool string, list []api.Tool) (api.Tool, error) {
 	}
 	e := apiErr(http.StatusNotFound, api.CodeUnknownTool, "namespace %s has no tool %q", ns, tool)
 	e.body.Namespace, e.body.Tool = ns, tool
-	e.body.Suggestion = config.Nearest(tool, names)
+	e.body.Suggestion = search.Suggest(tool, names)
 	return api.Tool{}, e
 }
 

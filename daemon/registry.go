@@ -16,6 +16,7 @@ import (
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/filestamp"
+	"github.com/mcpx-dev/mcpx/search"
 	"github.com/mcpx-dev/mcpx/upstream"
 )
 
@@ -56,7 +57,7 @@ func (st *state) server(name string) (*config.Server, error) {
 	}
 	e := apiErr(404, api.CodeUnknownNamespace, "%s", msg)
 	e.body.Namespace = name
-	e.body.Suggestion = config.Nearest(name, st.names)
+	e.body.Suggestion = search.Suggest(name, st.names)
 	return nil, e
 }
 

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/search"
 	"github.com/mcpx-dev/mcpx/upstream"
 )
 
@@ -158,7 +158,7 @@ func findPrompt(ns, name string, list []json.RawMessage) error {
 	}
 	e := apiErr(http.StatusNotFound, api.CodeUnknownPrompt, "namespace %s has no prompt %q", ns, name)
 	e.body.Namespace = ns
-	e.body.Suggestion = config.Nearest(name, names)
+	e.body.Suggestion = search.Suggest(name, names)
 	return e
 }
 

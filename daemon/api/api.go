@@ -173,10 +173,24 @@ type ToolsResponse struct {
 	Tools     []Tool    `json:"tools"`
 }
 
-// SearchHit is one search result.
+// SearchHit is one search result: the tool (without its definition), its
+// score, and why it ranked there.
 type SearchHit struct {
 	Tool
-	Score float64 `json:"score"`
+	Score float64       `json:"score"`
+	Why   []SearchMatch `json:"why,omitempty"`
+}
+
+// SearchMatch is one word of the query a hit matched: the word (or phrase)
+// as the query wrote it, lower-cased; the thesaurus entry or kind of value
+// it matched through, when not the word itself ("ticket" via "issue",
+// "notes.md" via "file"); and the fields of the tool that have it: "name",
+// "title", "description", "parameter", "parameter description", "enum
+// value", "server instructions".
+type SearchMatch struct {
+	Word   string   `json:"word"`
+	Via    string   `json:"via,omitempty"`
+	Fields []string `json:"fields"`
 }
 
 // SearchResponse is GET /v1/search?q=WORDS[&ns=NS][&limit=N]: at most

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -463,7 +464,8 @@ func (cn *conn) callTool(ctx context.Context, tool string, args json.RawMessage,
 		Meta      json.RawMessage `json:"_meta"`
 	}{tool, args, meta}
 	var body any = params
-	if len(extra) > 0 || (cn.isHTTP() && h.Tool != nil) {
+	mirror := cn.isHTTP() && bytes.Contains(h.Tool, []byte("x-mcp-header"))
+	if len(extra) > 0 || mirror {
 		b, err := json.Marshal(params)
 		if err != nil {
 			return nil, fmt.Errorf("%s: encode params: %w", method, err)
@@ -478,7 +480,7 @@ func (cn *conn) callTool(ctx context.Context, tool string, args json.RawMessage,
 	var hdr http.Header
 	if cn.isHTTP() {
 		hdr = standardHeaders(method, tool)
-		if b, ok := body.(json.RawMessage); ok {
+		if b, ok := body.(json.RawMessage); ok && mirror {
 			for k, v := range paramHeaders(h.Tool, b) {
 				hdr[k] = v
 			}

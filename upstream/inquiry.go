@@ -39,7 +39,7 @@ type Answerer func(ctx context.Context, q Inquiry) (json.RawMessage, error)
 
 // ErrNotOffered is an inquiry for something mcpx does not offer its servers
 // (sampling; roots when the entry lists none).
-var ErrNotOffered = errors.New("not offered by mcpx")
+var ErrNotOffered = errors.New("not offered")
 
 // InquiryError is a call that could not go on because what its server
 // asked could not be answered.

@@ -268,3 +268,83 @@ func TestSamplingAndRoots(t *testing.T) {
 		t.Errorf("roots = %q, want file://%s", r.Stdout, data)
 	}
 }
+
+// methods reads a method log (FIXTURE_METHOD_LOG, TS_METHOD_LOG) and
+// empties it.
+func methods(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	os.Remove(path)
+	return strings.Fields(string(b))
+}
+
+func has(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// The protocol generation is learned at a server's first start and
+// remembered in its snapshot: the next daemon starts it with the right
+// handshake and no probe. A server that changes generation (here the same
+// definition, its ${GEN} set otherwise) fails the remembered handshake, is
+// asked the other way at once, and is remembered anew.
+func TestGenerationRemembered(t *testing.T) {
+	e := NewEnv(t)
+	node, args := tsServer(t)
+	fxLog, tsLog := filepath.Join(e.Root, "fixture.log"), filepath.Join(e.Root, "ts.log")
+	cfg := map[string]any{"mcpServers": map[string]any{
+		"gen": map[string]any{"command": fixtureBin, "env": map[string]string{"FIXTURE_PROTOCOL": "${GEN}", "FIXTURE_METHOD_LOG": fxLog}},
+		"ts":  map[string]any{"command": node, "args": args, "env": map[string]string{"TS_METHOD_LOG": tsLog}},
+	}}
+	b, _ := json.Marshal(cfg)
+	e.WriteFile(filepath.Join(e.Work, ".mcpx.json"), string(b))
+	e.Set("GEN", "legacy")
+
+	// First start: the probe, then the handshake of the older generation.
+	e.MustOK("call", "gen.echo", "text=one")
+	if m := methods(t, fxLog); !has(m, "server/discover") || !has(m, "initialize") {
+		t.Errorf("first start sent %q, want server/discover then initialize", m)
+	}
+	e.MustOK("call", "ts.echo", "text=one")
+	if m := methods(t, tsLog); !has(m, "server/discover") || has(m, "initialize") {
+		t.Errorf("the TypeScript server's first start sent %q, want server/discover and no initialize", m)
+	}
+
+	// A new daemon: straight to the remembered handshake.
+	e.MustOK("stop")
+	e.MustOK("call", "gen.echo", "text=two")
+	if m := methods(t, fxLog); has(m, "server/discover") || !has(m, "initialize") {
+		t.Errorf("remembered start sent %q, want initialize and no server/discover", m)
+	}
+	e.MustOK("call", "ts.echo", "text=two")
+	if m := methods(t, tsLog); !has(m, "server/discover") || has(m, "initialize") {
+		t.Errorf("the TypeScript server's remembered start sent %q, want server/discover and no initialize", m)
+	}
+
+	// The server now speaks 2026-07-28 only.
+	e.Set("GEN", "modern")
+	if r := e.MustOK("call", "gen.echo", "text=three"); r.Stdout != "three" {
+		t.Errorf("echo after the change: %s", r)
+	}
+	// Its snapshot is read again with the new version.
+	var seen []string
+	testkit.Eventually(t, 30*time.Second, "the snapshot to be read again", func() bool {
+		seen = append(seen, methods(t, fxLog)...)
+		return has(seen, "tools/list")
+	})
+	if !has(seen, "initialize") || !has(seen, "server/discover") {
+		t.Errorf("after the change the server got %q, want the refused initialize, then server/discover", seen)
+	}
+	e.MustOK("stop")
+	e.MustOK("call", "gen.echo", "text=four")
+	if m := methods(t, fxLog); !has(m, "server/discover") || has(m, "initialize") {
+		t.Errorf("start after re-learning sent %q, want server/discover and no initialize", m)
+	}
+}

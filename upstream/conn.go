@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -48,6 +49,10 @@ type conn struct {
 
 	roots   json.RawMessage // the roots/list result offered ("" when none)
 	inquire func(ctx context.Context, cn *conn, q Inquiry) (json.RawMessage, error)
+	// reply sends an answer to a server's request ourselves (streamable
+	// HTTP: mcp-go's transport gives its handler 30 seconds, too short
+	// for a person).
+	reply func(ctx context.Context, resp *transport.JSONRPCResponse) error
 
 	listenStop context.CancelFunc // ends the subscriptions/listen stream (listen.go)
 	listenDone chan struct{}
@@ -134,8 +139,10 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 		cn.tr = transport.NewIO(cn.pipes.out, cn.pipes.in, nil)
 	case config.TransportHTTP:
 		cn.hlimit = &limitTransport{base: http.DefaultTransport, max: cn.limit}
+		hc := dp.httpClient(cn.hlimit)
+		cn.reply = cn.replier(hc, srv)
 		cn.tr, err = transport.NewStreamableHTTP(srv.URL,
-			transport.WithHTTPBasicClient(dp.httpClient(cn.hlimit)),
+			transport.WithHTTPBasicClient(hc),
 			transport.WithHTTPHeaders(srv.Headers),
 			// The GET stream is how list_changed reaches a 2025-11-25
 			// session; mcp-go opens it only once a handshake made one
@@ -218,6 +225,43 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 		cn.startListening()
 	}
 	return cn, "", nil
+}
+
+// replier sends a JSON-RPC response to a streamable HTTP server s the way
+// mcp-go's transport does (POST, the session and protocol headers, the
+// entry's headers, through hc with its OAuth and limits).
+func (cn *conn) replier(hc *http.Client, s *config.Server) func(context.Context, *transport.JSONRPCResponse) error {
+	return func(ctx context.Context, resp *transport.JSONRPCResponse) error {
+		body, err := json.Marshal(resp)
+		if err != nil {
+			return err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if id := cn.tr.GetSessionId(); id != "" {
+			req.Header.Set(mcp.HeaderSessionID, id)
+		}
+		if cn.protocolVersion != "" {
+			req.Header.Set(mcp.HeaderProtocolVersion, cn.protocolVersion)
+		}
+		for k, v := range s.Headers {
+			req.Header.Set(k, v)
+		}
+		res, err := hc.Do(req)
+		if err != nil {
+			return redact(err, cn.url)
+		}
+		defer res.Body.Close()
+		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 1<<16))
+		if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusAccepted {
+			return fmt.Errorf("the server refused the answer: HTTP %d", res.StatusCode)
+		}
+		return nil
+	}
 }
 
 // errTransport marks a request that failed below JSON-RPC: the connection

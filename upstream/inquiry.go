@@ -172,12 +172,32 @@ func (cn *conn) serveRequest(ctx context.Context, req transport.JSONRPCRequest) 
 		if err != nil {
 			return rpcError(req.ID, mcp.INVALID_PARAMS, "unreadable params"), nil
 		}
+		q := Inquiry{Method: req.Method, Params: params}
 		if cn.inquire == nil {
-			res, err := answer(ctx, ctx, nil, Inquiry{Method: req.Method, Params: params})
+			res, err := answer(ctx, ctx, nil, q)
 			return inquiryResponse(req.ID, res, err), nil
 		}
-		res, err := cn.inquire(ctx, cn, Inquiry{Method: req.Method, Params: params})
-		return inquiryResponse(req.ID, res, err), nil
+		if cn.reply == nil {
+			res, err := cn.inquire(ctx, cn, q)
+			return inquiryResponse(req.ID, res, err), nil
+		}
+		// Over HTTP mcp-go ends ctx after 30 seconds, and sends the
+		// answer with it: wait as long as the call does (its values,
+		// the call's answerer, kept) and send the answer ourselves.
+		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		defer cancel()
+		go func() {
+			select {
+			case <-cn.stopped:
+				cancel()
+			case <-wctx.Done():
+			}
+		}()
+		res, err := cn.inquire(wctx, cn, q)
+		rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer rcancel()
+		_ = cn.reply(rctx, inquiryResponse(req.ID, res, err))
+		return nil, nil
 	}
 	return rpcError(req.ID, mcp.METHOD_NOT_FOUND, "mcpx does not handle "+req.Method), nil
 }

@@ -236,3 +236,22 @@ func TestModernEssentials(t *testing.T) {
 		})
 	}
 }
+
+// mcp-go gives a handler of a 2025-11-25 HTTP server's request 30 seconds
+// and answers with that deadline; a person may take longer, so mcpx sends
+// the answer itself.
+func TestSlowAnswerOverHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits over 30 s")
+	}
+	spec := generationSpecs(t, nil)["legacy/http"]
+	p := newPools(t, Options{})
+	r := &recorder{answer: json.RawMessage(`{"action":"accept","content":{"name":"Late","age":1,"colour":"red"}}`), delay: 32 * time.Second}
+	raw, err := p.CallWith(context.Background(), spec, Caller{}, "ask_profile", nil, Hooks{Answer: r.Answer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, raw); got != `accept {"age":1,"colour":"red","name":"Late"}` {
+		t.Errorf("ask_profile = %q", got)
+	}
+}

@@ -89,8 +89,7 @@ func (d *daemon) serveElicit(w http.ResponseWriter, r *http.Request) error {
 	if !d.elicits.answer(req.ID, req.Result) {
 		return apiErr(http.StatusNotFound, api.CodeNotFound, "no elicitation %s is waiting (answered, cancelled, or its call ended)", req.ID)
 	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return writeJSON(w, struct{}{})
 }
 
 // answerer is who answers a call's inquiries for elicit mode (ask needs

@@ -384,7 +384,7 @@ func (d *daemon) protocolChanged(h config.ServerHash, version string) {
 // whose caching hint ran out: a server whose lists say ttlMs 0 (read
 // again at every use, the default of the SDKs) is read again after a
 // call at most this often, not on every call.
-const revalidateFloor = 30 * time.Second
+var revalidateFloor = 30 * time.Second
 
 // stale reports whether snap's caching hint (a 2026-07-28 server's ttlMs)
 // has run out, so the next call reads the lists again in the background.

@@ -53,9 +53,9 @@ type Elicitation struct {
 
 // ElicitAnswer is POST /v1/elicit: the answer to the Elicitation ID.
 // Result is an MCP ElicitResult: {"action": "accept", "content": {...}},
-// {"action": "decline"} or {"action": "cancel"}. The daemon answers 204,
-// or 404 not_found when the elicitation is over (answered, cancelled or
-// its call ended).
+// {"action": "decline"} or {"action": "cancel"}. The daemon answers 200
+// {}, or 404 not_found when the elicitation is over (answered, cancelled
+// or its call ended).
 type ElicitAnswer struct {
 	ID     string          `json:"id"`
 	Result json.RawMessage `json:"result"`

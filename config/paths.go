@@ -164,6 +164,11 @@ func (p Paths) RuntimeKeyRecord(k DaemonKey) string {
 // left.
 func (p Paths) Children(k DaemonKey) string { return filepath.Join(p.Runtime, string(k)+".children") }
 
+// ServeRecords holds one record per running `mcpx serve --http`,
+// Runtime/serve/<pid>.json (ServeRecord): where it listens, so that a
+// config entry pointing at it is known to be mcpx itself.
+func (p Paths) ServeRecords() string { return filepath.Join(p.Runtime, "serve") }
+
 // KeysDir holds the key records, State/keys.
 func (p Paths) KeysDir() string { return filepath.Join(p.State, "keys") }
 

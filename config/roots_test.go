@@ -7,15 +7,19 @@ import (
 	"testing"
 )
 
-// mcpx.roots: relative directories are taken from the entry's file's
-// directory, absolute ones kept; an empty path is refused with its place.
+// mcpx.roots: relative directories are taken from the entry's project
+// directory (for .mcpx.json, the directory holding it), absolute ones
+// kept; an empty path is refused with its place.
 func TestRoots(t *testing.T) {
 	c, err := loadString(t, `{"mcpServers": {"a": {"command": "x", "mcpx": {"roots": ["src", "/srv/data/../shared"]}}, "b": {"command": "y"}}}`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := c.Servers["a"]
-	want := []string{filepath.Join(filepath.Dir(a.Source), "src"), "/srv/shared"}
+	if a.Dir != filepath.Dir(a.Source) {
+		t.Fatalf("project directory %q, want %q", a.Dir, filepath.Dir(a.Source))
+	}
+	want := []string{filepath.Join(a.Dir, "src"), "/srv/shared"}
 	if got := a.RootDirs(); !slices.Equal(got, want) {
 		t.Errorf("RootDirs = %q, want %q", got, want)
 	}

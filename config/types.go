@@ -133,6 +133,14 @@ type Server struct {
 
 	// Source is the file that defined the server ("" for the built-in one).
 	Source string `json:"-"`
+	// Dir is the directory a stdio server starts in when its entry names
+	// no cwd, and the base of a relative cwd: the project directory of the
+	// file that defined it (the directory holding .mcpx.json or .mcp.json,
+	// the parent of .vscode/, .cursor/, .gemini/, .codex/, .zed/, the
+	// directory of opencode.json), the project of a Claude Code local
+	// scope, or $HOME for a user-level file. Set by Load; "" for the
+	// built-in server. Part of the server's identity (Hash).
+	Dir string `json:"-"`
 	// Raw is the entry exactly as written in Source; the hashes are
 	// computed from it.
 	Raw json.RawMessage `json:"-"`
@@ -145,6 +153,10 @@ type Server struct {
 	// Untrusted, when set, is why the server may not start: its project
 	// file is not trusted (one sentence naming `mcpx trust`).
 	Untrusted string `json:"-"`
+	// Self is set when the entry is mcpx itself (`mcpx serve`, or the URL
+	// of this user's running `mcpx serve --http`); Problem says so, and
+	// the server is listed as skipped, never started.
+	Self bool `json:"-"`
 	// Ignored are keys of the host's entry mcpx does not use.
 	Ignored []string `json:"-"`
 }
@@ -251,11 +263,12 @@ func (s *Server) RootDirs() []string {
 }
 
 // rootBase is the directory relative mcpx.roots are resolved from: the
-// directory of the file that defines the entry (the built-in config has
-// none: the working directory of the daemon, which never lists roots).
-// The one place that decides it, so it can become the entry's project
-// directory.
+// entry's project directory (Dir), the base of a relative cwd too; for an
+// entry without one, the directory of the file that defines it.
 func rootBase(s *Server) string {
+	if s.Dir != "" {
+		return s.Dir
+	}
 	if s.Source == "" {
 		return ""
 	}

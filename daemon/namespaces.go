@@ -33,12 +33,15 @@ func (d *daemon) namespace(st *state, name string, snap *cache.Snapshot, v *tool
 		Sharing:     s.Options.Sharing,
 		Scope:       s.Options.Scope,
 		ServerHash:  string(h),
+		Source:      s.Source,
 		Live:        d.pools.Live(h),
 		State:       api.StateUnread,
 	}
 	switch {
 	case s.Untrusted != "":
 		ns.State, ns.Error = api.StateUntrusted, s.Untrusted
+	case s.Self:
+		ns.State, ns.Error = api.StateSkipped, s.Problem
 	case s.Problem != "":
 		ns.State, ns.Error = api.StateInvalid, s.Problem
 	case snap == nil:
@@ -106,7 +109,8 @@ func annotationsAmbiguous(raw json.RawMessage) bool {
 }
 
 func (d *daemon) serveNamespaces(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, api.NamespacesResponse{Namespaces: d.namespaces(d.state.Load())})
+	st := d.state.Load()
+	return writeJSON(w, api.NamespacesResponse{Namespaces: d.namespaces(st), Unavailable: st.unavailable})
 }
 
 // serveTools answers GET /v1/tools?ns=[&brief=1]. An unread namespace

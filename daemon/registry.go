@@ -28,6 +28,9 @@ type state struct {
 	names      []string
 	hashes     map[string]config.ServerHash
 	schemaHash config.SchemaHash
+	// unavailable are the sources whose servers are missing (not read or
+	// not parsed).
+	unavailable []api.UnavailableSource
 }
 
 func newState(cfg *config.Config) *state {
@@ -35,15 +38,25 @@ func newState(cfg *config.Config) *state {
 	for name, s := range cfg.Servers {
 		st.hashes[name] = s.Hash()
 	}
+	for _, f := range cfg.Files {
+		if f.Error != "" {
+			st.unavailable = append(st.unavailable, api.UnavailableSource{Path: f.Path, Host: f.Host, Error: f.Error})
+		}
+	}
 	return st
 }
 
-// server returns the named server or a 404 naming the nearest one.
+// server returns the named server or a 404 naming the nearest one, and
+// every source whose servers are missing (the name may be one of them).
 func (st *state) server(name string) (*config.Server, error) {
 	if s, ok := st.cfg.Servers[name]; ok {
 		return s, nil
 	}
-	e := apiErr(404, api.CodeUnknownNamespace, "unknown namespace %q", name)
+	msg := fmt.Sprintf("unknown namespace %q", name)
+	for _, u := range st.unavailable {
+		msg += "; " + u.Sentence()
+	}
+	e := apiErr(404, api.CodeUnknownNamespace, "%s", msg)
 	e.body.Namespace = name
 	e.body.Suggestion = config.Nearest(name, st.names)
 	return nil, e

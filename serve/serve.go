@@ -242,6 +242,13 @@ func Run(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.HTTP, err)
 	}
+	// Recorded so that a config entry pointing here is known to be mcpx
+	// itself, and skipped (config.ServeRecord).
+	if remove, err := config.WriteServeRecord(paths, ln.Addr().String()); err == nil {
+		defer remove()
+	} else {
+		o.Log.Printf("%v", err)
+	}
 	hs := &http.Server{Handler: server.NewStreamableHTTPServer(srv.mcp), ReadHeaderTimeout: 10 * time.Second}
 	o.Log.Printf("serving MCP on http://%s/mcp", ln.Addr())
 	go func() {

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -215,14 +217,26 @@ func scopeKey(scope string, c Caller) string {
 	return ""
 }
 
-// workDir is where a stdio server runs: its own cwd, else the caller's
-// directory for cwd scope, else the daemon's.
-func workDir(s *config.Server, l limits, c Caller) string {
-	if s.Cwd != "" {
+// workDir is where a stdio server runs (DESIGN §2): its entry's cwd
+// (absolute once expanded), else the caller's directory for scope cwd (one
+// instance per directory, running in it), else the project directory of the
+// file that defined it, else the HOME of its environment (the built-in
+// server). Never the daemon's own working directory, which differs between
+// service managers.
+func workDir(spec Spec, l limits, c Caller) string {
+	s := spec.Server
+	switch {
+	case s.Cwd != "":
 		return s.Cwd
-	}
-	if l.scope == config.ScopeCwd {
+	case l.scope == config.ScopeCwd && c.Cwd != "":
 		return c.Cwd
+	case s.Dir != "":
+		return s.Dir
+	}
+	for _, kv := range spec.Env {
+		if home, ok := strings.CutPrefix(kv, "HOME="); ok && filepath.IsAbs(home) {
+			return home
+		}
 	}
 	return ""
 }
@@ -236,13 +250,14 @@ func launchOf(spec Spec) string {
 		Command   string
 		Args      []string
 		Env       map[string]string
+		Cwd       string
 		Dir       string
 		URL       string
 		Transport string
 		Headers   map[string]string
 		EnvDigest string
 		Roots     []Root
-	}{s.Command, s.Args, s.Env, s.Cwd, s.URL, s.Transport, s.Headers, spec.EnvDigest, spec.Roots})
+	}{s.Command, s.Args, s.Env, s.Cwd, s.Dir, s.URL, s.Transport, s.Headers, spec.EnvDigest, spec.Roots})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
@@ -440,7 +455,7 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 // with startTimeout.
 func (p *Pools) acquire(ctx, waitCtx context.Context, spec Spec, caller Caller, l limits) (*instance, error) {
 	key := scopeKey(l.scope, caller)
-	dir := workDir(spec.Server, l, caller)
+	dir := workDir(spec, l, caller)
 	launch := launchOf(spec)
 	for {
 		p.mu.Lock()

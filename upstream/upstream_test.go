@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -983,5 +984,40 @@ func TestCallTimeoutIncludesQueueing(t *testing.T) {
 	}
 	if err := <-first; err != nil {
 		t.Fatalf("first call: %v", err)
+	}
+}
+
+// A stdio server runs where its entry says (cwd), else in the caller's
+// directory for scope cwd, else in its project directory (Server.Dir), else
+// in the HOME of its environment: never in the daemon's working directory.
+func TestWorkDir(t *testing.T) {
+	p := newPools(t, Options{})
+	project, _ := filepath.EvalSymlinks(t.TempDir())
+	home, _ := filepath.EvalSymlinks(t.TempDir())
+	caller, _ := filepath.EvalSymlinks(t.TempDir())
+	sub := filepath.Join(project, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		cwd, dir  string
+		scope     string
+		want      string
+		callerDir string
+	}{
+		{name: "project", dir: project, want: project},
+		{name: "cwd", cwd: sub, dir: project, want: sub},
+		{name: "scope-cwd", dir: project, scope: config.ScopeCwd, callerDir: caller, want: caller},
+		{name: "builtin", want: home},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := fixtureSpec(t, config.Options{Scope: tc.scope}, nil)
+			spec.Server.Cwd, spec.Server.Dir = tc.cwd, tc.dir
+			spec.Env = append(slices.DeleteFunc(slices.Clone(spec.Env), func(kv string) bool { return strings.HasPrefix(kv, "HOME=") }), "HOME="+home)
+			if got := call(t, p, spec, Caller{Cwd: tc.callerDir}, "cwd", `{}`); got != tc.want {
+				t.Errorf("server runs in %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ package api
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -99,6 +100,9 @@ type Namespace struct {
 	Sharing     string `json:"sharing"`
 	Scope       string `json:"scope"`
 	ServerHash  string `json:"serverHash"`
+	// Source is the config file that defines the server ("" for the
+	// built-in one).
+	Source string `json:"source,omitempty"`
 	// Tools is the number of tools in the cached snapshot (after filters).
 	Tools int `json:"tools"`
 	// Live is the number of running instances.
@@ -120,11 +124,35 @@ const (
 	StateUntrusted = "untrusted"
 	// StateInvalid: mcpx cannot use the entry as written; Error says why.
 	StateInvalid = "invalid"
+	// StateSkipped: the entry is mcpx itself (`mcpx serve`), which mcpx
+	// never serves; Error says which. It is never started.
+	StateSkipped = "skipped"
 )
 
 // NamespacesResponse is GET /v1/namespaces.
 type NamespacesResponse struct {
 	Namespaces []Namespace `json:"namespaces"`
+	// Unavailable are the config sources that could not be read or
+	// parsed (or belong to another user): their servers are missing.
+	Unavailable []UnavailableSource `json:"unavailableSources,omitempty"`
+}
+
+// UnavailableSource is a config file whose servers are not available.
+type UnavailableSource struct {
+	Path string `json:"path"`
+	Host string `json:"host"`
+	// Error says why, with FILE:LINE:COL for a file that does not parse.
+	Error string `json:"error"`
+}
+
+// Sentence is the source's problem as one line ending in "its servers
+// are not available", naming the file.
+func (u UnavailableSource) Sentence() string {
+	msg := strings.TrimSuffix(FirstLine(u.Error), ".")
+	if file, _, _ := strings.Cut(u.Path, "#"); !strings.Contains(msg, file) {
+		msg = u.Path + ": " + msg
+	}
+	return msg + "; its servers are not available"
 }
 
 // Tool is one tool. Definition is the tool object exactly as the server sent

@@ -449,6 +449,9 @@ func (cn *conn) listAll(ctx context.Context, method, field string, hints *cacheH
 				return nil, fmt.Errorf("%s: decode %s: %w", method, field, err)
 			}
 		}
+		if field == "tools" && cn.modern && cn.isHTTP() {
+			items = withoutBadHeaderTools(items)
+		}
 		out = append(out, items...)
 		var next string
 		if v, ok := page["nextCursor"]; ok && string(v) != "null" {

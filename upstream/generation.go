@@ -28,10 +28,15 @@ import (
 // server starts with exactly one request of the right kind. A server that
 // changed generation fails that request and is asked the other way at once.
 
-// probeTimeout bounds server/discover when it may be a probe: a server of
-// the older generation answers an unknown method with an error, but some
-// ignore it, and over stdio nothing else would end the wait.
-const probeTimeout = 5 * time.Second
+// probeWait bounds server/discover over stdio, where it may be a probe: a
+// server of the older generation answers an unknown method with an error,
+// but some ignore it, and nothing else would end the wait. It is half the
+// start's time (at least minProbe): the probe is the first message, so the
+// wait includes the server's own start, which a loaded machine slows. Over
+// HTTP every request gets an answer; the start's time bounds it.
+func probeWait(start time.Duration) time.Duration { return max(start/2, minProbe) }
+
+const minProbe = 5 * time.Second
 
 // errProbeBroke is a probe that left the connection unusable (a stdio
 // server that exited on the unknown method): the start is repeated on a
@@ -66,7 +71,10 @@ func (cn *conn) handshake(ctx context.Context, dp dialParams) error {
 	if !mcp.IsModernProtocol(v) {
 		v = mcp.LATEST_PROTOCOL_VERSION
 	}
-	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	pctx, cancel := ctx, context.CancelFunc(func() {})
+	if cn.pipes != nil {
+		pctx, cancel = context.WithTimeout(ctx, probeWait(dp.startTimeout))
+	}
 	res, err := cn.discover(pctx, v)
 	cancel()
 	if err == nil {
@@ -162,10 +170,12 @@ func (cn *conn) discover(ctx context.Context, v string) (*mcp.DiscoverResult, er
 				cn.setVersion("")
 				return nil, fmt.Errorf("server/discover: decode result: %w", err)
 			}
-			if len(res.SupportedVersions) == 0 || slices.Contains(res.SupportedVersions, v) {
+			if slices.Contains(res.SupportedVersions, v) {
 				cn.discovered(&res)
 				return &res, nil
 			}
+			// A result without supportedVersions (a server that answers
+			// any method with {}) is no 2026-07-28 answer.
 			next = mcp.NegotiateMutuallySupportedVersion(res.SupportedVersions)
 			err = fmt.Errorf("the server speaks %v, not %s", res.SupportedVersions, v)
 		}
@@ -178,7 +188,9 @@ func (cn *conn) discover(ctx context.Context, v string) (*mcp.DiscoverResult, er
 			_ = json.Unmarshal(re.Data, &data)
 			next = mcp.NegotiateMutuallySupportedVersion(data.Supported)
 		}
-		if attempt == 0 && mcp.IsModernProtocol(next) && next != v {
+		if attempt == 0 && mcp.IsModernProtocol(next) {
+			// Once, at the newest version both know (the same one, if
+			// the server named it: it may refuse a first request).
 			v = next
 			continue
 		}

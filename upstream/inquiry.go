@@ -367,3 +367,21 @@ func paramHeaders(tool json.RawMessage, params json.RawMessage) http.Header {
 	}
 	return h
 }
+
+// withoutBadHeaderTools drops the tools whose x-mcp-header declarations
+// break SEP-2243's rules (empty, not a primitive, repeated, bad
+// characters): over streamable HTTP on 2026-07-28 a client must not offer
+// them, since their calls cannot carry the headers the server checks.
+func withoutBadHeaderTools(tools []json.RawMessage) []json.RawMessage {
+	out := tools[:0:0]
+	for _, raw := range tools {
+		if bytes.Contains(raw, []byte("x-mcp-header")) {
+			var t mcp.Tool
+			if json.Unmarshal(raw, &t) == nil && mcp.ValidateParamHeaderAnnotations(&t) != nil {
+				continue
+			}
+		}
+		out = append(out, raw)
+	}
+	return out
+}

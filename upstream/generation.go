@@ -39,8 +39,9 @@ func probeWait(start time.Duration) time.Duration { return max(start/2, minProbe
 const minProbe = 5 * time.Second
 
 // errProbeBroke is a probe that left the connection unusable (a stdio
-// server that exited on the unknown method): the start is repeated on a
-// fresh instance with the initialize handshake.
+// server that read it and exited on the unknown method): the start is
+// repeated on a fresh instance with the initialize handshake. A server
+// that ended before reading anything fails its start as it is.
 var errProbeBroke = errors.New("the server closed the connection on server/discover")
 
 // wantsModern reports whether a start asking for version v tries
@@ -84,11 +85,9 @@ func (cn *conn) handshake(ctx context.Context, dp dialParams) error {
 			// server that offers them and still speaks 2025-11-25 is
 			// spoken to that way.
 			modern := cn.protocolVersion
-			if cn.initialize(ctx, mcp.LATEST_LEGACY_PROTOCOL_VERSION) == nil {
-				return nil
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
+			ierr := cn.initialize(ctx, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+			if ierr == nil || ctx.Err() != nil {
+				return ierr
 			}
 			cn.setVersion(modern)
 			cn.discovered(res)
@@ -96,7 +95,7 @@ func (cn *conn) handshake(ctx context.Context, dp dialParams) error {
 		return nil
 	}
 	if ctx.Err() != nil {
-		return ctx.Err()
+		return err
 	}
 	var login *LoginRequiredError
 	if errors.As(err, &login) {
@@ -104,6 +103,9 @@ func (cn *conn) handshake(ctx context.Context, dp dialParams) error {
 	}
 	var te *errTransport
 	if cn.pipes != nil && errors.As(err, &te) {
+		if te.notSent {
+			return err // it ended before reading a byte: it cannot start
+		}
 		return errProbeBroke
 	}
 	// Not a 2026-07-28 server (an RPC error, no answer in time, an HTTP

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -199,4 +200,44 @@ func jsonEqual(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
+}
+
+// A server that exits on the probe is started once more for the
+// handshake; one that ends before reading anything is started once, its
+// start failing as it is.
+func TestProbeEndsTheServer(t *testing.T) {
+	dir := t.TempDir()
+	starts := filepath.Join(dir, "starts")
+	wrap := func(env map[string]string) Spec {
+		spec := fixtureSpec(t, config.Options{}, env)
+		spec.Server.Args = []string{"-c", "echo start >> " + starts + "; exec " + fixtureBin}
+		spec.Server.Command = "/bin/sh"
+		return spec
+	}
+	count := func() int {
+		b, _ := os.ReadFile(starts)
+		defer os.Remove(starts)
+		return strings.Count(string(b), "start")
+	}
+
+	p := newPools(t, Options{})
+	spec := wrap(map[string]string{"FIXTURE_EXIT_ON_UNKNOWN": "1"})
+	l, err := p.List(context.Background(), spec, Caller{})
+	if err != nil {
+		t.Fatalf("list: %v", err)
+	}
+	if l.ProtocolVersion != mcp.LATEST_LEGACY_PROTOCOL_VERSION || count() != 2 {
+		t.Errorf("version %q after %d starts, want %s after 2", l.ProtocolVersion, count(), mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	}
+
+	spec = wrap(map[string]string{"FIXTURE_FAIL_START": "boom"})
+	spec.Hash += "-fail"
+	_, err = p.List(context.Background(), spec, Caller{})
+	var se *StartError
+	if !errors.As(err, &se) || !strings.Contains(se.Stderr, "boom") {
+		t.Errorf("failing server: %v", err)
+	}
+	if n := count(); n != 1 {
+		t.Errorf("the failing server was started %d times, want once", n)
+	}
 }

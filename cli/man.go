@@ -64,9 +64,10 @@ func buildDate() string {
 var manEnvironment = []struct{ name, text string }{
 	{"MCPX_CONFIG", "Use exactly this config file and no other, like --config (which wins over it)."},
 	{"MCPX_SOCKET", "The socket to dial instead of $XDG_RUNTIME_DIR/mcpx/<key>.sock; a daemon started by the direct manager binds it."},
-	{"MCPX_SERVICE", "The service manager that owns daemons: auto (the default: systemd when the user manager answers, launchd on macOS, else direct), systemd, launchd or direct."},
+	{"MCPX_SERVICE", "The service manager that owns daemons: auto (the default: systemd when the user manager answers and XDG_RUNTIME_DIR is set, launchd on macOS, else direct), systemd, launchd or direct."},
 	{"MCPX_SESSION_ID", "The session a server with scope \"session\" belongs to (call --session overrides it)."},
-	{"MCPX_TOKEN_STORE", "Read by the daemon: where OAuth tokens are kept: keyring, file or auto (the default: the OS keyring when one answers, else files)."},
+	{"MCPX_ELICIT", "Who answers when a server asks for input during a call: ask (on the terminal), defaults (accept a form's defaults) or decline; unset, ask on a terminal, else decline (call --elicit overrides it)."},
+	{"MCPX_TOKEN_STORE", "Where the daemon keeps OAuth tokens: keyring, file or auto (the default: the OS keyring when one answers, else files); handed to the daemon in its key record, applied when it next starts."},
 	{"MCPX_DEBUG", "Read by the daemon: 1 serves Go's profiles under /debug/pprof/ on the daemon's socket."},
 	{"XDG_RUNTIME_DIR", "Sockets, info files, captured environments and start locks (mcpx/); without it $TMPDIR/mcpx-<uid>. Also where the user bus and systemd's private socket are found."},
 	{"XDG_STATE_HOME", "Key records, trust records, OAuth token files and daemon logs (mcpx/); default ~/.local/state."},
@@ -74,7 +75,7 @@ var manEnvironment = []struct{ name, text string }{
 	{"XDG_CONFIG_HOME", "The user config mcpx/config.json, other hosts' user configs, and systemd/user/ for the unit templates; default ~/.config."},
 	{"HOME", "The base of the defaults above; ~/Library/LaunchAgents on macOS; where other hosts' user configs are looked for."},
 	{"CODEX_HOME", "Where Codex's config.toml is read from; default ~/.codex."},
-	{"TMPDIR", "The runtime directory's parent when XDG_RUNTIME_DIR is unset."},
+	{"TMPDIR", "The runtime directory's parent when XDG_RUNTIME_DIR is unset (Linux; on macOS the per-user temporary directory comes from confstr instead)."},
 	{"DBUS_SESSION_BUS_ADDRESS", "The user bus mcpx asks systemd on; without it $XDG_RUNTIME_DIR/bus, then systemd's private socket. mcpx never starts a bus."},
 }
 

@@ -355,6 +355,17 @@ func (d *doc) parseBlock(n *node, server string, top bool) (optLayer, error) {
 					l.exclude = &pats
 				}
 			}
+		case "roots":
+			var dirs []string
+			if dirs, err = d.strList(v, server, key); err == nil {
+				for i, dir := range dirs {
+					if strings.TrimSpace(dir) == "" {
+						err = d.errAt(v.elems[i].start, ErrInvalidValue, "%s: an empty path is not accepted (accepted: directories, relative to the entry's project directory or absolute)", d.subject(server, key))
+						break
+					}
+				}
+				l.roots = &dirs
+			}
 		case "description":
 			var s string
 			s, err = d.str(v, server, key)

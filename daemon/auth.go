@@ -95,6 +95,13 @@ func (d *daemon) serveLogout(w http.ResponseWriter, r *http.Request) error {
 		return apiErr(http.StatusInternalServerError, api.CodeInternal, "log out of %s: %v", req.Namespace, err)
 	}
 	d.pools.Restart(r.Context(), srv.Hash)
+	if snap := d.snapshot(d.state.Load(), req.Namespace); snap != nil && snap.CacheScope == "private" {
+		// Lists a server marked private belong to the login that read
+		// them.
+		if err := d.schemas.Invalidate(srv.Hash); err != nil {
+			d.log.Printf("invalidate schemas of %s: %v", req.Namespace, err)
+		}
+	}
 	resp := api.LogoutResponse{Namespace: req.Namespace, HadLogin: had, Revoked: revoked}
 	if warn != nil {
 		resp.Warning = warn.Error()

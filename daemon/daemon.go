@@ -114,6 +114,8 @@ type daemon struct {
 	flightMu sync.Mutex
 	flights  map[config.ServerHash]*flight
 
+	elicits pending // elicitations waiting for their caller (elicit.go)
+
 	// quit asks Run to exit (shutdown route, idle exit); its reason is
 	// logged.
 	quit     chan string
@@ -217,10 +219,11 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	}
 	d.auth = auth.New(auth.Options{Store: tokens, Logf: d.log.Printf})
 	d.pools = upstream.New(upstream.Options{
-		OnListChanged: d.listChanged,
-		Logf:          d.log.Printf,
-		Auth:          d.auth,
-		ChildrenFile:  opts.Paths.Children(opts.Key),
+		OnListChanged:     d.listChanged,
+		OnProtocolChanged: d.protocolChanged,
+		Logf:              d.log.Printf,
+		Auth:              d.auth,
+		ChildrenFile:      opts.Paths.Children(opts.Key),
 	})
 
 	srv := &http.Server{

@@ -315,6 +315,8 @@ func (d *daemon) list(ctx context.Context, st *state, name string) (*cache.Snaps
 				Prompts:           l.Prompts,
 				Resources:         l.Resources,
 				ResourceTemplates: l.ResourceTemplates,
+				TTLMs:             l.TTLMs,
+				CacheScope:        l.CacheScope,
 			}
 			if snap.Tools == nil {
 				snap.Tools = []json.RawMessage{}
@@ -368,6 +370,31 @@ func (d *daemon) listChanged(h config.ServerHash, kind string) {
 	}
 	d.log.Printf("%s: %s list changed; refetching", s.Name, kind)
 	d.fetchLater(st, s.Name)
+}
+
+// protocolChanged is upstream's notice that h's server now speaks another
+// protocol generation than its snapshot remembers: the snapshot is read
+// again, so the next start asks for the right one at once.
+func (d *daemon) protocolChanged(h config.ServerHash, version string) {
+	st := d.state.Load()
+	s, ok := st.byHash(h)
+	if !ok {
+		return
+	}
+	d.log.Printf("%s: now speaks protocol %s; refetching its schemas", s.Name, version)
+	d.fetchLater(st, s.Name)
+}
+
+// revalidateFloor is the least time between two readings of a snapshot
+// whose caching hint ran out: a server whose lists say ttlMs 0 (read
+// again at every use, the default of the SDKs) is read again after a
+// call at most this often, not on every call.
+var revalidateFloor = 30 * time.Second
+
+// stale reports whether snap's caching hint (a 2026-07-28 server's ttlMs)
+// has run out, so the next call reads the lists again in the background.
+func stale(snap *cache.Snapshot, now time.Time) bool {
+	return usable(snap) && snap.Stale(now) && now.Sub(*snap.FetchedAt) >= revalidateFloor
 }
 
 // startBound is how long an explicit discovery request waits for a

@@ -33,6 +33,7 @@ type route struct {
 var routes = []route{
 	{api.PathAuth, http.MethodGet, (*daemon).serveAuth},
 	{api.PathCall, http.MethodPost, (*daemon).serveCall},
+	{api.PathElicit, http.MethodPost, (*daemon).serveElicit},
 	{api.PathHealth, http.MethodGet, (*daemon).serveHealth},
 	{api.PathLogin, http.MethodPost, (*daemon).serveLogin},
 	{api.PathLoginWait, http.MethodPost, (*daemon).serveLoginWait},
@@ -211,6 +212,7 @@ func mapError(err error) *httpError {
 		unset    *config.UnsetVarError
 		parseErr *config.ParseError
 		login    *upstream.LoginRequiredError
+		inquiry  *upstream.InquiryError
 	)
 	switch {
 	case errors.As(err, &he):
@@ -237,6 +239,10 @@ func mapError(err error) *httpError {
 	case errors.As(err, &timeout):
 		e := apiErr(http.StatusGatewayTimeout, api.CodeTimeout, "%v", err)
 		e.body.Namespace, e.body.Tool = timeout.Server, timeout.Tool
+		return e
+	case errors.As(err, &inquiry):
+		e := apiErr(http.StatusBadGateway, api.CodeServerError, "%v", inquiry)
+		e.body.Namespace = inquiry.Server
 		return e
 	case errors.As(err, &rpc):
 		return apiErr(http.StatusBadGateway, api.CodeServerError, "%s", rpc.Message)

@@ -34,9 +34,13 @@ type Spec struct {
 	// EnvDigest identifies the expanded values; an instance started with
 	// another digest is replaced.
 	EnvDigest string
-	// ProtocolVersion is the version that worked last time ("" = let the
-	// server choose; see Listing.ProtocolVersion).
+	// ProtocolVersion is the version that worked last time ("" = never
+	// learned: the first start probes; see Listing.ProtocolVersion and
+	// generation.go).
 	ProtocolVersion string
+	// Roots are offered to the server (roots/list); none means the roots
+	// capability is not declared.
+	Roots []Root
 }
 
 // Caller says which instance a call may use (scope).
@@ -56,6 +60,11 @@ type Listing struct {
 	// ResourceTemplates is resources/templates/list (nil when the server
 	// has no resources or does not know the method).
 	ResourceTemplates []json.RawMessage
+	// TTLMs and CacheScope are the caching hints of a 2026-07-28 server's
+	// list results (the shortest ttlMs of them all; "private" if any list
+	// said so); nil and "" when it gave none.
+	TTLMs      *int64
+	CacheScope string
 }
 
 // Options configure the pool set.
@@ -64,6 +73,11 @@ type Options struct {
 	// notifications/{tools,prompts,resources}/list_changed. It runs on its
 	// own goroutine, so it may call List.
 	OnListChanged func(h config.ServerHash, kind string)
+	// OnProtocolChanged is called when a start settles on a protocol
+	// version of another generation than Spec.ProtocolVersion (the one
+	// remembered for the server, when there was one), so the caller can
+	// remember the new one. It runs on its own goroutine.
+	OnProtocolChanged func(h config.ServerHash, version string)
 	// Logf logs (may be nil).
 	Logf func(format string, args ...any)
 	// Auth keeps the OAuth tokens of remote servers (nil: no OAuth; a
@@ -90,8 +104,10 @@ type Pools struct {
 	life    context.Context
 	endLife context.CancelFunc
 
-	// obs routes progress and log notifications to calls in flight.
-	obs observers
+	// obs routes progress and log notifications to calls in flight, asks
+	// a server's inquiries to the calls that answer them.
+	obs  observers
+	asks askers
 
 	childMu  sync.Mutex
 	children map[int]childRecord
@@ -240,7 +256,8 @@ func launchOf(spec Spec) string {
 		Transport string
 		Headers   map[string]string
 		EnvDigest string
-	}{s.Command, s.Args, s.Env, s.Cwd, s.Dir, s.URL, s.Transport, s.Headers, spec.EnvDigest})
+		Roots     []Root
+	}{s.Command, s.Args, s.Env, s.Cwd, s.Dir, s.URL, s.Transport, s.Headers, spec.EnvDigest, spec.Roots})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
@@ -249,32 +266,41 @@ func launchOf(spec Spec) string {
 // starting one if needed, bounded by callTimeout; ctx cancellation reaches
 // the server as notifications/cancelled. It returns the raw CallToolResult.
 func (p *Pools) Call(ctx context.Context, spec Spec, caller Caller, tool string, args json.RawMessage) (json.RawMessage, error) {
-	return p.callTool(ctx, spec, caller, tool, args, "")
+	return p.CallWith(ctx, spec, caller, tool, args, Hooks{})
+}
+
+// CallWith is Call with hooks: h.Observe hears the call's progress and the
+// log lines of its connection (see CallObserved), h.Answer answers what the
+// server asks meanwhile (elicitation, sampling; the time it takes does not
+// count against callTimeout).
+func (p *Pools) CallWith(ctx context.Context, spec Spec, caller Caller, tool string, args json.RawMessage, h Hooks) (json.RawMessage, error) {
+	if h.Observe == nil {
+		return p.callTool(ctx, spec, caller, tool, args, "", h)
+	}
+	token, done := p.obs.add(h.Observe)
+	defer done()
+	return p.callTool(ctx, spec, caller, tool, args, token, h)
 }
 
 // callTool sends tools/call; a token (from observers.add) goes in the
 // request's _meta as its progressToken, and the call hears the log lines
 // of the connection it runs on.
-func (p *Pools) callTool(ctx context.Context, spec Spec, caller Caller, tool string, args json.RawMessage, token string) (json.RawMessage, error) {
+func (p *Pools) callTool(ctx context.Context, spec Spec, caller Caller, tool string, args json.RawMessage, token string, h Hooks) (json.RawMessage, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	var meta map[string]any
-	if token != "" {
-		meta = map[string]any{"progressToken": token}
-	}
-	params := struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      map[string]any  `json:"_meta,omitempty"`
-	}{tool, args, meta}
 	var out json.RawMessage
 	err := p.with(ctx, spec, caller, tool, func(ctx context.Context, cn *conn) error {
 		if token != "" {
 			defer p.obs.listen(cn, token)()
 		}
+		ask := &asker{answer: h.Answer, ctx: ctx}
+		defer p.asks.add(cn, ask)()
+		ctx = context.WithValue(ctx, askerKey{}, ask)
 		var err error
-		out, err = cn.request(ctx, string(mcp.MethodToolsCall), params)
+		out, err = cn.rounds(ctx, h.Answer, func(extra map[string]json.RawMessage) (json.RawMessage, error) {
+			return cn.callTool(ctx, tool, args, token, h, extra)
+		})
 		return err
 	})
 	return out, err
@@ -284,10 +310,33 @@ func (p *Pools) callTool(ctx context.Context, spec Spec, caller Caller, tool str
 // to an instance chosen by scope, starting one if needed, bounded like a
 // call; what names it in errors. It returns the raw result.
 func (p *Pools) Request(ctx context.Context, spec Spec, caller Caller, what, method string, params any) (json.RawMessage, error) {
+	return p.RequestWith(ctx, spec, caller, what, method, params, nil)
+}
+
+// RequestWith is Request whose server's inquiries (a 2026-07-28
+// prompts/get or resources/read asking for input, a 2025-11-25 server's
+// elicitation meanwhile) go to a (nil: declined).
+func (p *Pools) RequestWith(ctx context.Context, spec Spec, caller Caller, what, method string, params any, a Answerer) (json.RawMessage, error) {
 	var out json.RawMessage
 	err := p.with(ctx, spec, caller, what, func(ctx context.Context, cn *conn) error {
+		ask := &asker{answer: a, ctx: ctx}
+		defer p.asks.add(cn, ask)()
+		ctx = context.WithValue(ctx, askerKey{}, ask)
 		var err error
-		out, err = cn.request(ctx, method, params)
+		out, err = cn.rounds(ctx, a, func(extra map[string]json.RawMessage) (json.RawMessage, error) {
+			if len(extra) == 0 {
+				return cn.request(ctx, method, params)
+			}
+			b, err := json.Marshal(params)
+			if err != nil {
+				return nil, err
+			}
+			again, err := mergeFields(b, extra)
+			if err != nil {
+				return nil, err
+			}
+			return cn.request(ctx, method, again)
+		})
 		return err
 	})
 	return out, err
@@ -298,7 +347,8 @@ func (p *Pools) Request(ctx context.Context, spec Spec, caller Caller, what, met
 func (p *Pools) List(ctx context.Context, spec Spec, caller Caller) (*Listing, error) {
 	var l *Listing
 	err := p.with(ctx, spec, caller, "tools/list", func(ctx context.Context, cn *conn) error {
-		tools, err := cn.listAll(ctx, string(mcp.MethodToolsList), "tools")
+		var hints cacheHints
+		tools, err := cn.listAll(ctx, string(mcp.MethodToolsList), "tools", &hints)
 		if err != nil {
 			return err
 		}
@@ -308,18 +358,19 @@ func (p *Pools) List(ctx context.Context, spec Spec, caller Caller) (*Listing, e
 			Instructions:    cn.instructions,
 			Tools:           tools,
 		}
+		defer func() { l.TTLMs, l.CacheScope = hints.ttl, hints.scope }()
 		if cn.caps.Prompts != nil {
-			if l.Prompts, err = cn.listAll(ctx, string(mcp.MethodPromptsList), "prompts"); err != nil {
+			if l.Prompts, err = cn.listAll(ctx, string(mcp.MethodPromptsList), "prompts", &hints); err != nil {
 				return err
 			}
 		}
 		if cn.caps.Resources != nil {
-			if l.Resources, err = cn.listAll(ctx, string(mcp.MethodResourcesList), "resources"); err != nil {
+			if l.Resources, err = cn.listAll(ctx, string(mcp.MethodResourcesList), "resources", &hints); err != nil {
 				return err
 			}
 			// Templates are optional within the capability: a server
 			// that does not know the method simply has none.
-			l.ResourceTemplates, err = cn.listAll(ctx, string(mcp.MethodResourcesTemplatesList), "resourceTemplates")
+			l.ResourceTemplates, err = cn.listAll(ctx, string(mcp.MethodResourcesTemplatesList), "resourceTemplates", &hints)
 			var re *RPCError
 			if errors.As(err, &re) && re.Code == mcp.METHOD_NOT_FOUND {
 				l.ResourceTemplates, err = nil, nil
@@ -360,7 +411,7 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 			return err
 		}
 
-		callCtx, cancel := context.WithDeadline(ctx, deadline)
+		callCtx, cancel := withBudget(ctx, deadline)
 		err = fn(callCtx, inst.conn)
 		var te *errTransport
 		broken := errors.As(err, &te)
@@ -507,7 +558,9 @@ func (p *Pools) evictIdle(pl *pool) {
 // start runs the start of in (reserved by the caller), records the outcome
 // for cooldown and returns the instance busy for the caller.
 func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, dir string, l limits, pv string) (*instance, error) {
-	pv = startVersion(pv, spec.ProtocolVersion)
+	if pv == "" {
+		pv = spec.ProtocolVersion
+	}
 	hash := spec.Hash
 	startCtx, cancel := context.WithTimeout(ctx, l.start)
 	unhook := context.AfterFunc(p.life, cancel) // Close ends the start
@@ -518,6 +571,7 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 		callTimeout:     l.call,
 		startTimeout:    l.start,
 		onNotification:  p.notificationHandler(hash),
+		inquire:         p.inquire,
 		auth:            p.opts.Auth,
 		onSpawn: func(pid int) func() {
 			p.noteChild(pid, true)
@@ -561,6 +615,10 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 	close(in.ready)
 	pl.failures, pl.until, pl.last = 0, time.Time{}, nil
 	pl.protocolVersion = cn.protocolVersion
+	if cb := p.opts.OnProtocolChanged; cb != nil && spec.ProtocolVersion != "" &&
+		mcp.IsModernProtocol(spec.ProtocolVersion) != cn.modern {
+		go cb(hash, cn.protocolVersion)
+	}
 	p.broadcast(pl)
 	if p.closed || in.gone {
 		in.gone = true
@@ -589,19 +647,6 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 		}()
 	}
 	return in, nil
-}
-
-// startVersion is the protocol version a start asks for: the first of
-// remembered (this pool's last start, then the schema snapshot's) that the
-// initialize handshake can carry, else the newest such version. It is never
-// 2026-07-28 or later, so mcp-go never sends the server/discover probe.
-func startVersion(remembered ...string) string {
-	for _, v := range remembered {
-		if mcp.IsValidProtocolVersion(v) && !mcp.IsModernProtocol(v) {
-			return v
-		}
-	}
-	return mcp.LATEST_LEGACY_PROTOCOL_VERSION
 }
 
 // release returns in after a call. A broken connection is dropped; a

@@ -238,6 +238,10 @@ type CallRequest struct {
 	// CallResponse.Task set and no result; the daemon keeps following it.
 	Task   bool `json:"task,omitempty"`
 	Detach bool `json:"detach,omitempty"`
+	// Elicit says who answers the server's elicitations: ElicitAsk (the
+	// caller, through the stream: needs Stream), ElicitDefaults, or
+	// ElicitDecline ("" is ElicitDecline). See elicit.go.
+	Elicit string `json:"elicit,omitempty"`
 }
 
 // ArgPair is one key=value (JSON false) or key:=JSON (JSON true) argument
@@ -256,6 +260,7 @@ const ContentTypeNDJSON = "application/x-ndjson"
 // set.
 type StreamFrame struct {
 	Progress *Progress     `json:"progress,omitempty"`
+	Elicit   *Elicitation  `json:"elicit,omitempty"`
 	Log      *LogMessage   `json:"log,omitempty"`
 	Status   *CallStatus   `json:"status,omitempty"`
 	Result   *CallResponse `json:"result,omitempty"`

@@ -77,6 +77,7 @@ func lsCommand(a *App) *ucli.Command {
 				fmt.Fprintf(a.Stderr, "mcpx: %d server(s) come from project files you have not trusted; `mcpx config --path` lists them, `mcpx trust` trusts this directory's.\n", untrusted)
 			}
 			a.noteUnread(r.Namespaces)
+			a.noteInstances(r.Namespaces)
 			return nil
 		},
 	}

@@ -103,7 +103,7 @@ func (d *daemon) serveRead(w http.ResponseWriter, r *http.Request) error {
 	if req.Namespace == "" || req.URI == "" {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "a read needs a namespace and a URI")
 	}
-	raw, err := d.forward(r, req.Namespace, req.URI, upstream.Caller{Session: req.Session, Cwd: req.Cwd},
+	raw, err := d.forward(r, req.Namespace, req.URI, upstream.Caller{Session: req.Session, Cwd: req.Cwd, Idempotent: true},
 		"resources/read", map[string]string{"uri": req.URI})
 	if err != nil {
 		return err
@@ -137,7 +137,7 @@ func (d *daemon) servePrompt(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Arguments) > 0 {
 		params["arguments"] = req.Arguments
 	}
-	raw, err := d.forward(r, req.Namespace, req.Name, upstream.Caller{Session: req.Session, Cwd: req.Cwd}, "prompts/get", params)
+	raw, err := d.forward(r, req.Namespace, req.Name, upstream.Caller{Session: req.Session, Cwd: req.Cwd, Idempotent: true}, "prompts/get", params)
 	if err != nil {
 		return err
 	}

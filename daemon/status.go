@@ -80,7 +80,11 @@ func (d *daemon) serveShutdown(w http.ResponseWriter, r *http.Request) error {
 // statusLine is the sd_notify STATUS= text.
 func (d *daemon) statusLine() string {
 	st := d.state.Load()
-	return fmt.Sprintf("%d servers, %d live, %d calls", len(st.names), d.live(), d.calls.Load())
+	line := fmt.Sprintf("%d servers, %d live, %d calls", len(st.names), d.live(), d.calls.Load())
+	if n := d.pools.Replaced(); n > 0 {
+		line += fmt.Sprintf(", %d hung replaced", n)
+	}
+	return line
 }
 
 // statusLoop keeps STATUS= current, within statusEvery.

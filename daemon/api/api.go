@@ -103,6 +103,12 @@ type Namespace struct {
 	Tools int `json:"tools"`
 	// Live is the number of running instances.
 	Live int `json:"live"`
+	// Replaced is how many of its instances were stopped as hung: they
+	// did not answer after a call was cut short (timeout or cancel).
+	Replaced int `json:"replaced"`
+	// ExitsAfterAnswer: the server was seen exiting right after an
+	// answer, so each call gets its own instance (as scope "call").
+	ExitsAfterAnswer bool `json:"exitsAfterAnswer"`
 	// State of the cached schema: "cached", "unread" (never fetched or no
 	// usable snapshot), "error" (last fetch failed; Error says why).
 	State     string     `json:"state"`

@@ -111,6 +111,12 @@ type daemon struct {
 	inflight   atomic.Int64
 	lastActive atomic.Int64 // unix nanoseconds of the last request start or end
 
+	// The info file is checked now and then (infokeep.go); retired is set
+	// once a successor serves the socket (handoff.go).
+	infoChecked atomic.Int64
+	infoMu      sync.Mutex
+	retired     atomic.Bool
+
 	flightMu sync.Mutex
 	flights  map[config.ServerHash]*flight
 

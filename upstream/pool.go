@@ -97,8 +97,9 @@ type Pools struct {
 	// obs routes progress and log notifications to calls in flight.
 	obs observers
 
-	childMu  sync.Mutex
-	children map[int]childRecord
+	childMu    sync.Mutex
+	children   map[int]childRecord
+	childMoved string // where the record moved (reap.go); "" for Options.ChildrenFile
 
 	mu     sync.Mutex
 	pools  map[config.ServerHash]*pool

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -296,6 +297,43 @@ func TestSdNotify(t *testing.T) {
 	next("STATUS=1 servers, 1 live, 1 calls")
 	d.stop()
 	next("STOPPING=1")
+	// The stop may last as long as a call in flight may: systemd is told,
+	// beyond its TimeoutStopSec.
+	ext := next("EXTEND_TIMEOUT_USEC=")
+	usec, err := strconv.ParseInt(strings.TrimPrefix(ext, "EXTEND_TIMEOUT_USEC="), 10, 64)
+	if want := config.DefaultStartTimeout + config.DefaultCallTimeout; err != nil || time.Duration(usec)*time.Microsecond < want {
+		t.Errorf("%q: want at least startTimeout + callTimeout (%s)", ext, want)
+	}
+}
+
+// A call in flight at SIGTERM finishes within its own callTimeout, though
+// that is longer than the shutdown grace.
+func TestShutdownWaitsForCallsLongerThanTheGrace(t *testing.T) {
+	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@", "mcpx": {"callTimeout": "30s"}}}}`)
+	d := w.start() // ShutdownGrace 5s
+	d.mustOK(http.MethodPost, api.PathRefresh, nil, nil)
+	got := make(chan *api.Error, 1)
+	var resp *api.CallResponse
+	go func() {
+		var e *api.Error
+		_, resp, e = d.call("a", "slow", `{"seconds":7}`, false)
+		got <- e
+	}()
+	eventually(t, "the call in flight", func() bool {
+		var st api.Status
+		d.mustOK(http.MethodGet, api.PathStatus, nil, &st)
+		return st.Calls == 1
+	})
+	d.cancel() // SIGTERM
+	if e := <-got; e != nil {
+		t.Fatalf("a call longer than the shutdown grace failed on shutdown: %+v", e)
+	}
+	if s := text(t, resp); s != "slept 7 seconds" {
+		t.Errorf("slow = %q", s)
+	}
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestListChangedRefetches(t *testing.T) {

@@ -295,6 +295,13 @@ type RestartRequest struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
+// ShutdownRequest is POST /v1/shutdown. Binary, when set, is the build
+// (HeaderBinary) the client wants replaced: a daemon of another build (the
+// one that already replaced it) answers without stopping.
+type ShutdownRequest struct {
+	Binary string `json:"binary,omitempty"`
+}
+
 // RestartResponse counts the instances stopped.
 type RestartResponse struct {
 	Stopped int `json:"stopped"`

@@ -25,7 +25,7 @@ func TestInfoFileKeptTrue(t *testing.T) {
 		t.Fatalf("status before: %+v", st)
 	}
 	info := filepath.Join(e.Run, "mcpx", st.DaemonKey+".json")
-	running := func(when string) {
+	seesDaemon := func(when string) {
 		t.Helper()
 		var st statusDoc
 		e.JSON(&st, "status")
@@ -44,7 +44,7 @@ func TestInfoFileKeptTrue(t *testing.T) {
 	if r := e.MustOK("call", "demo.echo", "text=after"); r.Stdout != "after" {
 		t.Fatalf("call after the removal:\n%s", r)
 	}
-	running("after removing the socket and the info file")
+	seesDaemon("after removing the socket and the info file")
 
 	// The info file alone removed, then replaced by another daemon's. The
 	// daemon looks at most once a second: let a second pass each time.
@@ -67,7 +67,7 @@ func TestInfoFileKeptTrue(t *testing.T) {
 		}
 		time.Sleep(1100 * time.Millisecond)
 		e.MustOK("call", "demo.echo", "text=x")
-		running("after the info file was " + what)
+		seesDaemon("after the info file was " + what)
 	}
 
 	if r := e.MustOK("stop"); !strings.Contains(r.Stdout+r.Stderr, "stopped daemon") {

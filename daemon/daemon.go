@@ -276,17 +276,19 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	}
 
 	var runErr error
+	handOver := false // a newer build asked: hand the socket to it (handoff.go)
 	select {
 	case <-ctx.Done():
 		d.log.Printf("stopping: %v", context.Cause(ctx))
 	case why := <-d.quit:
 		d.log.Printf("stopping: %s", why)
+		handOver = d.handOffAsked.Load()
 	case err := <-served:
 		runErr = fmt.Errorf("serve %s: %w", d.socket, err)
 		d.log.Printf("stopping: %v", runErr)
 	}
 	handedOff := false
-	if d.handOffAsked.Load() && runErr == nil {
+	if handOver {
 		if err := d.handOff(alive); err != nil {
 			d.log.Printf("hand the socket to the new build: %v; stopping without a successor", err)
 		} else {

@@ -100,16 +100,12 @@ func (d *daemon) handOff(alive *flock.Flock) error {
 		return fmt.Errorf("release the alive lock: %w", err)
 	}
 
-	cmd := exec.Command(d.opts.Self, "daemon", "--key", string(d.opts.Key))
-	cmd.Env = append(successorEnv(os.Environ()), "LISTEN_FDS=1", "LISTEN_FDNAMES=mcpx",
+	env := append(successorEnv(os.Environ()), "LISTEN_FDS=1", "LISTEN_FDNAMES=mcpx",
 		api.EnvListenInherited+"=1", api.EnvListenManager+"="+d.opts.Manager, api.EnvReadyFD+"=4")
-	cmd.ExtraFiles = []*os.File{lnFile, readyW} // fd 3, fd 4
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = cmd.Start()
+	pid, err := d.startSuccessor(env, lnFile, readyW)
 	readyW.Close()
 	if err == nil {
-		err = awaitReady(cmd, readyR)
+		err = awaitReady(pid, readyR)
 	}
 	if err != nil {
 		// Take back what was given up; this daemon stops without a
@@ -120,11 +116,6 @@ func (d *daemon) handOff(alive *flock.Flock) error {
 		}
 		return fmt.Errorf("start %s: %w", d.opts.Self, err)
 	}
-	pid := cmd.Process.Pid
-	// Never reaped here: a successor that exits after this daemon is
-	// reaped by whoever adopts it (under systemd, the manager, which then
-	// sees its main process exit).
-	cmd.Process.Release()
 	d.lns.keepPaths()
 	if d.opts.Manager == "systemd" {
 		notify("MAINPID=" + strconv.Itoa(pid))
@@ -133,10 +124,57 @@ func (d *daemon) handOff(alive *flock.Flock) error {
 	return nil
 }
 
+// startSuccessor starts `mcpxd daemon --key K` with env and the listening
+// socket and readiness pipe as fd 3 and 4, and returns its pid.
+//
+// Under systemd it is started through sh, which exits at once, so the
+// successor is adopted by the user manager (a subreaper) before it becomes
+// the unit's main process: systemd then follows it as its own child. A
+// main process that is not its child ("alien") is one systemd may not see
+// exit, and on a stop does not wait for after SIGTERM but kills at once.
+// Under the direct manager it is this daemon's child, in a session of its
+// own, as the direct manager starts a daemon.
+func (d *daemon) startSuccessor(env []string, lnFile, readyW *os.File) (int, error) {
+	args := []string{"daemon", "--key", string(d.opts.Key)}
+	var cmd *exec.Cmd
+	var pidOut io.ReadCloser
+	if d.opts.Manager == "systemd" {
+		cmd = exec.Command("/bin/sh", append([]string{"-c", `"$0" "$@" >&2 & echo $!`, d.opts.Self}, args...)...)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return 0, err
+		}
+		pidOut = out
+	} else {
+		cmd = exec.Command(d.opts.Self, args...)
+		cmd.Stdout = os.Stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
+	cmd.Env = env
+	cmd.ExtraFiles = []*os.File{lnFile, readyW} // fd 3, fd 4
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	if pidOut == nil {
+		go cmd.Wait() // reaped here if it ends first; else by whoever adopts it
+		return cmd.Process.Pid, nil
+	}
+	line, _ := io.ReadAll(io.LimitReader(pidOut, 32))
+	if err := cmd.Wait(); err != nil {
+		return 0, fmt.Errorf("sh: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(line)))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("sh printed no pid: %q", line)
+	}
+	return pid, nil
+}
+
 // awaitReady waits for "READY=1" on the successor's readiness pipe; a
-// successor that exits first, or does not serve within handoffReadyWithin,
-// is an error (and is killed and reaped).
-func awaitReady(cmd *exec.Cmd, readyR *os.File) error {
+// successor that exits first, or does not serve within handoffReadyWithin
+// (it is then killed), is an error.
+func awaitReady(pid int, readyR *os.File) error {
 	ready := make(chan bool, 1)
 	go func() {
 		b, _ := io.ReadAll(io.LimitReader(readyR, 64))
@@ -149,11 +187,9 @@ func awaitReady(cmd *exec.Cmd, readyR *os.File) error {
 		if ok {
 			return nil
 		}
-		err := cmd.Wait()
-		return fmt.Errorf("it exited before it served: %v", err)
+		return errors.New("it exited before it served")
 	case <-timer.C:
-		cmd.Process.Kill()
-		cmd.Wait()
+		syscall.Kill(pid, syscall.SIGKILL)
 		return fmt.Errorf("it did not serve within %s", handoffReadyWithin)
 	}
 }

@@ -168,7 +168,8 @@ func TestUpgradeCutsNoLongCallSystemd(t *testing.T) {
 		return unitState(t, m, unit) != "deactivating" && !proc.Alive(newPid)
 	})
 	if got := unitState(t, m, unit); got != "inactive" {
-		t.Errorf("after stop the service is %s, want inactive", got)
+		out, _ := m.Systemctl("status", unit)
+		t.Errorf("after stop the service is %s, want inactive (systemd did not follow the new daemon as its main process)\n%s", got, out)
 	}
 }
 

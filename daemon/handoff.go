@@ -34,10 +34,11 @@ import (
 //  1. it starts the mcpxd now installed at its own path, on the same
 //     listening socket, and waits until that successor serves (both accept
 //     meanwhile: the kernel hands each connection to one of them);
-//  2. under systemd it makes the successor the unit's main process
-//     (sd_notify MAINPID=), so the unit stays active and systemd follows
-//     the new daemon; the old one is then just another process of the unit
-//     (KillMode=mixed leaves it alone until the unit stops);
+//  2. under systemd it makes the successor, adopted by the user manager
+//     (startSuccessor), the unit's main process (sd_notify MAINPID=), so
+//     the unit stays active and systemd follows the new daemon; the old one
+//     is then just another process of the unit (KillMode=mixed leaves it
+//     alone until the unit stops);
 //  3. it stops accepting and finishes every request it accepted, each call
 //     within its own callTimeout (drainBound), then stops its servers and
 //     exits without touching the info file or the socket, which are the

@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/version"
 )
 
@@ -50,7 +49,7 @@ func (c *Client) checkBuild(ctx context.Context, theirs string) {
 	// Naming the build to replace: the answer that showed it may come from
 	// a daemon that has already handed its socket to a successor, which
 	// must not stop too. Best effort: a daemon already going is fine.
-	_ = c.post(context.WithValue(ctx, noActivate{}, true), api.PathShutdown, api.ShutdownRequest{Binary: theirs}, nil)
+	_ = c.Shutdown(ctx, theirs)
 }
 
 // ReplacedStale reports whether this client asked a daemon of another build

@@ -183,6 +183,15 @@ func TestInfoFile(t *testing.T) {
 func TestShutdownRoute(t *testing.T) {
 	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@"}}}`)
 	d := w.start()
+	// A request to replace another build (one that already handed its
+	// socket to this daemon) leaves this one running.
+	d.mustOK(http.MethodPost, api.PathShutdown, api.ShutdownRequest{Binary: "/old/mcpxd:1:2"}, nil)
+	select {
+	case err := <-d.done:
+		t.Fatalf("a shutdown naming another build stopped the daemon: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	d.mustOK(http.MethodGet, api.PathHealth, nil, nil)
 	d.mustOK(http.MethodPost, api.PathShutdown, nil, nil)
 	select {
 	case err := <-d.done:

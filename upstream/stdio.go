@@ -22,8 +22,9 @@ import (
 //     line reader stops growing its buffer there, every request in flight
 //     fails, and the instance is stopped (memory returns with it);
 //   - stdin is written through a countingWriter, so a request that failed
-//     because the server went away can be proven never written (not a byte
-//     of it reached the pipe) and retried once on a fresh instance;
+//     because the server went away can be proven never read (not a byte of
+//     it reached the pipe, or it is still whole in a pipe nobody reads) and
+//     sent again to a fresh instance (exits.go);
 //   - the child is started here, with its parent-death signal set from a
 //     locked OS thread (pdeathsig_linux.go);
 //   - what the server writes on stdout that is not JSON-RPC (mcp-go skips
@@ -70,7 +71,7 @@ type lineLimiter struct {
 	doneOnce sync.Once
 	// in, when set, is the same server's stdin: each read that returns
 	// bytes notes how much had been written to it then, and when
-	// (lastOutput), so an exit can be told apart as "right after its last
+	// (lastIn, lastOut), so an exit can be told apart as "right after its last
 	// answer, having read nothing since" (exits.go).
 	in      *countingWriter
 	lastIn  atomic.Int64

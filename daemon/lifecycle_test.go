@@ -315,6 +315,54 @@ func TestSdNotify(t *testing.T) {
 	}
 }
 
+// A call that timed out on a server stuck in the tool gets its instance
+// replaced, which the namespaces and the STATUS= line count.
+func TestHungReplacementCounted(t *testing.T) {
+	dir := t.TempDir()
+	addr := &net.UnixAddr{Name: filepath.Join(dir, "notify"), Net: "unixgram"}
+	conn, err := net.ListenUnixgram("unixgram", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	t.Setenv("NOTIFY_SOCKET", addr.Name)
+	statuses := make(chan string, 100)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				return
+			}
+			statuses <- string(buf[:n])
+		}
+	}()
+	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@", "env": {"FIXTURE_HANG_TOOL": "time"}, "mcpx": {"callTimeout": "1s"}}}}`)
+	d := w.start()
+	if code, _, e := d.call("a", "time", "", false); e == nil || code != http.StatusGatewayTimeout {
+		t.Fatalf("the hung call: %d %+v, want a timeout", code, e)
+	}
+	eventually(t, "the replacement to be counted", func() bool {
+		var nss api.NamespacesResponse
+		d.mustOK(http.MethodGet, api.PathNamespaces, nil, &nss)
+		return len(nss.Namespaces) == 1 && nss.Namespaces[0].Replaced == 1
+	})
+	if _, resp, e := d.call("a", "echo", `{"text":"fresh"}`, false); e != nil || text(t, resp) != "fresh" {
+		t.Fatalf("the call after: %+v", e)
+	}
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case m := <-statuses:
+			if strings.Contains(m, "STATUS=") && strings.Contains(m, ", 1 hung replaced") {
+				return
+			}
+		case <-timeout:
+			t.Fatal("no STATUS= line counting the replaced instance")
+		}
+	}
+}
+
 // A call in flight at SIGTERM finishes within its own callTimeout, though
 // that is longer than the shutdown grace.
 func TestShutdownWaitsForCallsLongerThanTheGrace(t *testing.T) {

@@ -81,11 +81,15 @@ for line in sys.stdin:
 `
 
 // writePyServer writes pyServer into e and returns the entry of a server
-// running it with env, as JSON.
+// running it with env (and the mcpx block, when not empty), as JSON. Like
+// the npm servers, a missing python3 skips the test, except under CI.
 func writePyServer(t *testing.T, e *Env, env map[string]string, mcpx string) string {
 	t.Helper()
 	py, err := exec.LookPath("python3")
 	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("python3 is not installed: %v", err)
+		}
 		t.Skip("python3 is not installed")
 	}
 	script := e.WriteUntrusted("py/server.py", pyServer)

@@ -137,6 +137,9 @@ func (a *App) doctor(ctx context.Context, cmd *ucli.Command) doctorDoc {
 	// The running daemon's build.
 	if cfg != nil {
 		doctorDaemonBuild(add, l, cfg.DaemonKey())
+		if info, err := api.ReadInfo(l.paths.Info(cfg.DaemonKey())); err == nil {
+			doctorInstances(ctx, add, info)
+		}
 	}
 
 	// Server commands.

@@ -31,6 +31,7 @@ import (
 // decoded and compiled.
 type toolSchema struct {
 	hint        hint               // what the annotations say to the policy
+	resendable  bool               // readOnlyHint or idempotentHint: may be sent twice (resend.go)
 	taskSupport string             // execution.taskSupport: "", "optional", "required" or "forbidden"
 	input       map[string]any     // the decoded inputSchema; nil when the tool has none
 	validator   *jsonschema.Schema // nil when there is no schema or it does not compile
@@ -60,7 +61,7 @@ func compileTool(t api.Tool) *toolSchema {
 			TaskSupport string `json:"taskSupport"`
 		} `json:"execution"`
 	}
-	ts := &toolSchema{hint: hintOf(t)}
+	ts := &toolSchema{hint: hintOf(t), resendable: resendable(t.Annotations)}
 	err := json.Unmarshal(t.Definition, &def)
 	ts.taskSupport = def.Execution.TaskSupport
 	if err != nil || len(def.InputSchema) == 0 || string(def.InputSchema) == "null" {

@@ -153,6 +153,7 @@ func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.Call
 	support := ""
 	if found != nil {
 		support = ts.taskSupport
+		caller.Idempotent = ts.resendable
 	}
 	asTask, err := callAsTask(s.Name, req, support)
 	if err != nil {

@@ -38,6 +38,8 @@ func (d *daemon) namespace(st *state, name string, snap *cache.Snapshot, v *tool
 		Live:        d.pools.Live(h),
 		State:       api.StateUnread,
 	}
+	health := d.pools.Health(h)
+	ns.Replaced, ns.ExitsAfterAnswer = health.Replaced, health.ExitsAfterAnswer
 	switch {
 	case s.Untrusted != "":
 		ns.State, ns.Error = api.StateUntrusted, s.Untrusted

@@ -106,7 +106,7 @@ func (d *daemon) serveRead(w http.ResponseWriter, r *http.Request) error {
 	if err := checkElicit(req.Elicit, false); err != nil {
 		return err
 	}
-	raw, err := d.forward(r, req.Namespace, req.URI, upstream.Caller{Session: req.Session, Cwd: req.Cwd}, req.Elicit,
+	raw, err := d.forward(r, req.Namespace, req.URI, upstream.Caller{Session: req.Session, Cwd: req.Cwd, Idempotent: true}, req.Elicit,
 		"resources/read", map[string]string{"uri": req.URI})
 	if err != nil {
 		return err
@@ -143,7 +143,7 @@ func (d *daemon) servePrompt(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Arguments) > 0 {
 		params["arguments"] = req.Arguments
 	}
-	raw, err := d.forward(r, req.Namespace, req.Name, upstream.Caller{Session: req.Session, Cwd: req.Cwd}, req.Elicit, "prompts/get", params)
+	raw, err := d.forward(r, req.Namespace, req.Name, upstream.Caller{Session: req.Session, Cwd: req.Cwd, Idempotent: true}, req.Elicit, "prompts/get", params)
 	if err != nil {
 		return err
 	}

@@ -87,6 +87,7 @@ func (d *daemon) handler() http.Handler {
 		default:
 		}
 		d.touch()
+		d.keepInfo(d.lastActive.Load())
 		defer func() { d.touch(); d.inflight.Add(-1) }()
 		if debug && strings.HasPrefix(r.URL.Path, debugPrefix) {
 			serveDebug(w, r)

@@ -324,7 +324,7 @@ func (cn *conn) roundTrip(ctx context.Context, method string, params any, hdr ht
 		// the server (not written at all, or still in the pipe of a server
 		// that just exited): it never reached the server, and may be sent
 		// again on a fresh instance.
-		notSent := cn.pipes != nil && cn.pipes.in.unreadSince(written)
+		notSent := cn.neverRead(written)
 		return nil, &errTransport{err: redact(err, cn.url), notSent: notSent}
 	}
 	if resp.Error != nil {

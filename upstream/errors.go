@@ -99,16 +99,25 @@ type ExitError struct {
 	Server string
 	Err    error
 	Stderr string
+	// NotResent, when set, says why the request was not sent again to a
+	// fresh instance (exits.go).
+	NotResent string
 }
 
 func (e *ExitError) Error() string {
-	return fmt.Sprintf("server %s went away: %v%s", e.Server, e.Err, stderrSuffix(e.Stderr))
+	return e.Summary() + stderrSuffix(e.Stderr)
 }
 
 func (e *ExitError) Unwrap() error { return e.Err }
 
 // Summary is the message without the stderr tail (which Stderr carries).
-func (e *ExitError) Summary() string { return fmt.Sprintf("server %s went away: %v", e.Server, e.Err) }
+func (e *ExitError) Summary() string {
+	msg := fmt.Sprintf("server %s went away: %v", e.Server, e.Err)
+	if e.NotResent != "" {
+		msg += "; " + e.NotResent
+	}
+	return msg
+}
 
 // stderrSuffix renders the last lines of a stderr tail for an error message;
 // the full tail stays in the error's Stderr field.

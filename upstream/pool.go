@@ -43,10 +43,15 @@ type Spec struct {
 	Roots []Root
 }
 
-// Caller says which instance a call may use (scope).
+// Caller says which instance a call may use (scope), and whether the call
+// may be sent twice.
 type Caller struct {
 	Session string // MCPX_SESSION_ID
 	Cwd     string
+	// Idempotent: running the request twice is harmless (a tool annotated
+	// readOnlyHint or idempotentHint, a read), so it may be sent again to
+	// a fresh instance after the server may have read it (exits.go).
+	Idempotent bool
 }
 
 // Listing is what a server lists, raw.
@@ -99,6 +104,7 @@ type Pools struct {
 	cooldownBase time.Duration // first cooldown, doubled per consecutive failure
 	cooldownMax  time.Duration
 	stopGrace    time.Duration // each wait of the stop sequence
+	hangGrace    time.Duration // how long a server may take to answer after a cut-short call (exits.go)
 
 	// life ends at Close, cutting starts in progress short.
 	life    context.Context
@@ -109,8 +115,9 @@ type Pools struct {
 	obs  observers
 	asks askers
 
-	childMu  sync.Mutex
-	children map[int]childRecord
+	childMu    sync.Mutex
+	children   map[int]childRecord
+	childMoved string // where the record moved (reap.go); "" for Options.ChildrenFile
 
 	mu     sync.Mutex
 	pools  map[config.ServerHash]*pool
@@ -134,6 +141,8 @@ type pool struct {
 	last     *StartError
 
 	protocolVersion string // the version the last start settled on
+
+	health poolHealth // exits.go
 }
 
 // instance is one running (or starting) server. Guarded by Pools.mu except
@@ -147,7 +156,8 @@ type instance struct {
 	stale  bool // definition, env or restart moved on: stop when free
 	gone   bool // removed from its pool
 	timer  *time.Timer
-	gen    int // bumps on every use, so a late idle timer can tell
+	gen    int          // bumps on every use, so a late idle timer can tell
+	life   instanceLife // exits.go
 }
 
 // New returns an empty pool set.
@@ -161,6 +171,7 @@ func New(opts Options) *Pools {
 		cooldownBase: time.Second,
 		cooldownMax:  30 * time.Second,
 		stopGrace:    1500 * time.Millisecond,
+		hangGrace:    2 * time.Second,
 		pools:        map[config.ServerHash]*pool{},
 	}
 }
@@ -346,6 +357,7 @@ func (p *Pools) RequestWith(ctx context.Context, spec Spec, caller Caller, what,
 // (when the server has them) as raw JSON, through a pooled instance.
 func (p *Pools) List(ctx context.Context, spec Spec, caller Caller) (*Listing, error) {
 	var l *Listing
+	caller.Idempotent = true // a list changes nothing
 	err := p.with(ctx, spec, caller, "tools/list", func(ctx context.Context, cn *conn) error {
 		var hints cacheHints
 		tools, err := cn.listAll(ctx, string(mcp.MethodToolsList), "tools", &hints)
@@ -398,7 +410,8 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 	// One budget for the whole call: queueing for a free instance, a start
 	// and the call itself all count against callTimeout.
 	deadline := time.Now().Add(l.call)
-	for attempt := 0; ; attempt++ {
+	for resent := 0; ; {
+		l := p.effective(spec.Hash, l)
 		waitCtx, cancel := context.WithDeadline(ctx, deadline)
 		inst, err := p.acquire(ctx, waitCtx, spec, caller, l)
 		queued := waitCtx.Err()
@@ -413,22 +426,20 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 
 		callCtx, cancel := withBudget(ctx, deadline)
 		err = fn(callCtx, inst.conn)
+		cut := callCtx.Err() // before cancel: did the deadline end it?
+		cancel()
 		var te *errTransport
-		broken := errors.As(err, &te)
-		p.release(inst, l, broken)
 		switch {
 		case err == nil:
-			cancel()
+			p.release(inst, l, false)
 			return nil
-		case broken && te.notSent && attempt == 0 && callCtx.Err() == nil:
-			// The instance went away (a server that exits after each
-			// answer) before a byte of this request reached it: nothing
-			// ran, so it is safe to send it once more, to a fresh one.
-			cancel()
-			p.logf("upstream: %s went away before %s was sent; retrying on a fresh instance", name, what)
-			continue
-		case broken:
-			cancel()
+		case errors.As(err, &te):
+			resend, why := p.afterBroken(spec.Hash, inst, l, te, caller, what)
+			if resend && resent < maxResends && cut == nil {
+				resent++
+				p.logf("upstream: %s went away while %s was out; sending it again to a fresh instance", name, what)
+				continue
+			}
 			var login *auth.LoginRequiredError
 			if errors.As(err, &login) {
 				return login
@@ -437,15 +448,15 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 			if errors.As(te.err, &tl) {
 				return tl
 			}
-			return &ExitError{Server: name, Err: te.err, Stderr: inst.conn.stderrTail()}
+			return &ExitError{Server: name, Err: te.err, Stderr: inst.conn.stderrTail(), NotResent: why}
 		case ctx.Err() != nil:
-			cancel()
+			p.probeAfterCancel(inst, l)
 			return fmt.Errorf("%s on %s: %w", what, name, ctx.Err())
-		case callCtx.Err() != nil:
-			cancel()
+		case cut != nil:
+			p.probeAfterCancel(inst, l)
 			return timeout()
 		}
-		cancel()
+		p.release(inst, l, false)
 		return fmt.Errorf("%s on %s: %w", what, name, err)
 	}
 }
@@ -457,6 +468,7 @@ func (p *Pools) acquire(ctx, waitCtx context.Context, spec Spec, caller Caller, 
 	key := scopeKey(l.scope, caller)
 	dir := workDir(spec, l, caller)
 	launch := launchOf(spec)
+	var patience probePatience // exits.go
 	for {
 		p.mu.Lock()
 		if p.closed {
@@ -467,9 +479,14 @@ func (p *Pools) acquire(ctx, waitCtx context.Context, spec Spec, caller Caller, 
 		p.retireStale(pl, launch)
 
 		var wait <-chan struct{}
+		probing := false
 		if l.scope != config.ScopeCall {
 			for _, in := range pl.insts {
 				if in.key != key || in.stale {
+					continue
+				}
+				if in.life.probing { // it may be hung
+					probing = true
 					continue
 				}
 				if in.conn == nil { // starting
@@ -489,6 +506,9 @@ func (p *Pools) acquire(ctx, waitCtx context.Context, spec Spec, caller Caller, 
 					return in, nil
 				}
 			}
+		}
+		if wait == nil && probing {
+			wait = patience.wait(pl)
 		}
 		if wait == nil {
 			if l.max > 0 && len(pl.insts) >= l.max {
@@ -512,6 +532,8 @@ func (p *Pools) acquire(ctx, waitCtx context.Context, spec Spec, caller Caller, 
 		p.mu.Unlock()
 		select {
 		case <-wait:
+		case <-patience.expired():
+			patience.over = true
 		case <-waitCtx.Done():
 			return nil, waitCtx.Err()
 		}
@@ -636,10 +658,12 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 				// An answer it wrote just before exiting may still be in
 				// the pipe: let it reach its caller first.
 				cn.drained(2 * time.Second)
+				cn.awaitExit(time.Second)
 				p.mu.Lock()
 				if !in.gone {
 					p.logf("upstream: %s exited", pl.name)
 					p.remove(pl, in)
+					p.judgeExit(pl, in)
 				}
 				p.mu.Unlock()
 			case <-cn.stopped:
@@ -709,6 +733,7 @@ func (p *Pools) remove(pl *pool, in *instance) {
 		in.timer.Stop()
 	}
 	if in.conn != nil {
+		in.noteRemoved()
 		p.stopAsync(in)
 	}
 	p.broadcast(pl)
@@ -790,8 +815,10 @@ func (p *Pools) Restart(ctx context.Context, h config.ServerHash) int {
 				in.stale = true
 			}
 		}
-		// A restart is a fresh chance: forget the cooldown.
+		// A restart is a fresh chance: forget the cooldown, and that the
+		// server exits after each answer.
 		pl.failures, pl.until, pl.last = 0, time.Time{}, nil
+		pl.health.oneShot = false
 	}
 	p.mu.Unlock()
 	p.waitStops(ctx)

@@ -107,6 +107,12 @@ type Namespace struct {
 	Tools int `json:"tools"`
 	// Live is the number of running instances.
 	Live int `json:"live"`
+	// Replaced is how many of its instances were stopped as hung: they
+	// did not answer after a call was cut short (timeout or cancel).
+	Replaced int `json:"replaced"`
+	// ExitsAfterAnswer: the server was seen exiting right after an
+	// answer, so each call gets its own instance (as scope "call").
+	ExitsAfterAnswer bool `json:"exitsAfterAnswer"`
 	// State of the cached schema: "cached", "unread" (never fetched or no
 	// usable snapshot), "error" (last fetch failed; Error says why).
 	State     string     `json:"state"`
@@ -334,6 +340,13 @@ type RefreshResponse struct {
 // RestartRequest is POST /v1/restart; empty Namespace = all.
 type RestartRequest struct {
 	Namespace string `json:"namespace,omitempty"`
+}
+
+// ShutdownRequest is POST /v1/shutdown. Binary, when set, is the build
+// (HeaderBinary) the client wants replaced: a daemon of another build (the
+// one that already replaced it) answers without stopping.
+type ShutdownRequest struct {
+	Binary string `json:"binary,omitempty"`
 }
 
 // RestartResponse counts the instances stopped.

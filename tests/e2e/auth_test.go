@@ -379,3 +379,38 @@ func TestOAuthLoginPrintsURL(t *testing.T) {
 		})
 	}
 }
+
+// TestOAuthListAfterLogin: a server listed before its login shows "needs
+// a login"; right after `mcpx login` prints "logged in", `mcpx ls NS`
+// shows its tools, never the error recorded before the login. Repeated:
+// the stale error was a race with the daemon's background refetch.
+func TestOAuthListAfterLogin(t *testing.T) {
+	e := NewEnv(t)
+	fx := startOAuthFixture(t)
+	e.WriteFile(filepath.Join(e.Home, ".config", "mcpx", "config.json"), fmt.Sprintf(`{"mcpServers": {"remote": {"url": %s}}}`, jsonString(fx.URL)))
+	browser := e.WriteFile("browser.sh", "#!/bin/sh\nexec curl -sS -L -o /dev/null \"$1\"\n")
+	if err := os.Chmod(browser, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.Set("BROWSER", browser)
+	for i := range 5 {
+		r := e.Mcpx("--json", "refresh", "remote")
+		var refreshed api.RefreshResponse
+		if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &refreshed) != nil || len(refreshed.Namespaces) != 1 ||
+			refreshed.Namespaces[0].State != api.StateError {
+			t.Fatalf("round %d: refresh before login: want state error\n%s", i, r)
+		}
+		if r := e.Mcpx("login", "remote"); r.Code != 0 || !strings.Contains(r.Stdout, "logged in to remote") {
+			t.Fatalf("round %d: login:\n%s", i, r)
+		}
+		r = e.Mcpx("--json", "ls", "remote")
+		var tools api.ToolsResponse
+		if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &tools) != nil {
+			t.Fatalf("round %d: ls after login:\n%s", i, r)
+		}
+		if tools.Namespace.State != api.StateCached || len(tools.Tools) == 0 {
+			t.Fatalf("round %d: ls right after login: state %q (%s), %d tools; want its tools", i, tools.Namespace.State, tools.Namespace.Error, len(tools.Tools))
+		}
+		e.MustOK("logout", "remote")
+	}
+}

@@ -363,7 +363,11 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 		callCtx, cancel := context.WithDeadline(ctx, deadline)
 		err = fn(callCtx, inst.conn)
 		var te *errTransport
-		broken := errors.As(err, &te)
+		var scope *auth.InsufficientScopeError
+		// A request refused for want of scope was answered: the
+		// connection is as good as before.
+		refused := errors.As(err, &scope)
+		broken := errors.As(err, &te) && !refused
 		p.release(inst, l, broken)
 		switch {
 		case err == nil:
@@ -376,6 +380,9 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 			cancel()
 			p.logf("upstream: %s went away before %s was sent; retrying on a fresh instance", name, what)
 			continue
+		case refused:
+			cancel()
+			return scope
 		case broken:
 			cancel()
 			var login *auth.LoginRequiredError
@@ -542,6 +549,10 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 		var login *auth.LoginRequiredError
 		if errors.As(err, &login) { // no cooldown: a login fixes it at once
 			return nil, login
+		}
+		var scope *auth.InsufficientScopeError
+		if errors.As(err, &scope) { // likewise
+			return nil, scope
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%w (startTimeout %s)", err, l.start)

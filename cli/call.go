@@ -93,7 +93,7 @@ func callCommand(a *App) *ucli.Command {
 					return c.CallStream(ctx, req, view.frame)
 				}
 			}
-			resp, detached, err := a.callTask(ctx, c, call, req)
+			resp, detached, err := a.callTask(ctx, c, a.withStepUp(c, call), req)
 			if err != nil {
 				return err
 			}

@@ -145,7 +145,7 @@ func authStatus(ns string, info *auth.Info) api.AuthStatus {
 		return api.AuthStatus{Namespace: ns}
 	}
 	as := api.AuthStatus{Namespace: ns, ServerHash: string(info.ServerHash), LoggedIn: true, Issuer: info.Issuer,
-		ClientID: info.ClientID, Scope: info.Scopes, Refreshable: info.Refresh}
+		ClientID: info.ClientID, Scope: info.Scopes, Refreshable: info.Refresh, NeedsScope: info.NeedsScope}
 	if !info.ExpiresAt.IsZero() {
 		t := info.ExpiresAt.UTC().Truncate(time.Second)
 		as.ExpiresAt = &t

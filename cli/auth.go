@@ -57,9 +57,9 @@ func loginCommand(a *App) *ucli.Command {
 }
 
 // login runs a login to ns: the daemon gives the URL and receives the
-// redirect (or polls, for the device grant); the user opens the URL, in
-// the browser login starts when browse is set and one can be started.
-// What the user must do goes to stderr.
+// redirect (or polls, for the device grant). The URL is opened in a
+// browser when browse is set and one can be started; what the user must do
+// goes to stderr either way.
 func (a *App) login(ctx context.Context, c *client.Client, ns string, device, browse bool) (*api.AuthStatus, error) {
 	start, err := c.Login(ctx, ns, device)
 	if err != nil {

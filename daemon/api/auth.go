@@ -15,10 +15,10 @@ const (
 const CodeLoginRequired = "login_required"
 
 // CodeInsufficientScope (403) is a remote server that refused a request
-// for want of an OAuth scope the login does not hold (403
-// insufficient_scope): `mcpx login NS` asks for Error.Scope, the scopes
-// held and those the server challenged. Error.Scope is empty when the
-// login already holds them (no login would help).
+// for want of an OAuth scope (403 insufficient_scope): `mcpx login NS`
+// asks for Error.Scope, the scopes held and those the server challenged.
+// Error.Scope is empty when another login would not help (the login holds
+// them, or the authorization server did not grant them when last asked).
 const CodeInsufficientScope = "insufficient_scope"
 
 // CodeLoginFailed (502) is a login that could not be started or did not

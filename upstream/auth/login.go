@@ -52,6 +52,9 @@ func (m *Manager) BeginLogin(ctx context.Context, s Server, device bool) (*Pendi
 	if err != nil {
 		return nil, fmt.Errorf("discover how to log in to %s: %w", s.Name, err)
 	}
+	if d.legacy {
+		m.logf("auth: %s publishes no protected resource metadata: logging in as the 2025-03-26 spec says, with authorization server %s", s.Name, d.as.Issuer)
+	}
 	if device && d.as.DeviceAuthorizationEndpoint == "" {
 		return nil, fmt.Errorf("authorization server %s does not offer the device authorization grant; log in without --device (add --no-browser to get the URL to open elsewhere)", d.as.Issuer)
 	}

@@ -111,7 +111,7 @@ func callCommand(a *App) *ucli.Command {
 					return c.CallStreamWith(ctx, req, h)
 				}
 			}
-			resp, detached, err := a.callTask(ctx, c, call, req)
+			resp, detached, err := a.callTask(ctx, c, a.withStepUp(c, call), req)
 			if err != nil {
 				return err
 			}

@@ -301,13 +301,13 @@ func refuseUnlisted(ns, tool string, err error) error {
 
 // cannotRun returns the mapped error when the listing failed because the
 // server cannot run at all (it fails to start, is cooling down after failing,
-// needs a variable the caller has not set, or needs a login). The call is refused either
-// way; saying why the server cannot run tells the user what to fix, where
-// "annotations unknown" would not.
+// needs a variable the caller has not set, needs a login or a scope its login
+// lacks). The call is refused either way; saying why the server cannot run
+// tells the user what to fix, where "annotations unknown" would not.
 func cannotRun(err error) *httpError {
 	e := mapError(err)
 	switch e.body.Code {
-	case api.CodeStartFailed, api.CodeCooldown, api.CodeUnsetVariable, api.CodeConfig, api.CodeLoginRequired:
+	case api.CodeStartFailed, api.CodeCooldown, api.CodeUnsetVariable, api.CodeConfig, api.CodeLoginRequired, api.CodeInsufficientScope:
 		return e
 	}
 	return nil

@@ -200,7 +200,7 @@ func (d *daemon) writeError(w http.ResponseWriter, err error) {
 }
 
 // mapError turns errors from the registry and upstream into statuses:
-// login required 401, start failure 502, cooldown 503, timeout 504, JSON-RPC error 502
+// login required 401, insufficient scope 403, start failure 502, cooldown 503, timeout 504, JSON-RPC error 502
 // server_error, anything else 502 transport_error.
 func mapError(err error) *httpError {
 	var (
@@ -214,6 +214,7 @@ func mapError(err error) *httpError {
 		parseErr *config.ParseError
 		login    *upstream.LoginRequiredError
 		inquiry  *upstream.InquiryError
+		scope    *upstream.InsufficientScopeError
 	)
 	switch {
 	case errors.As(err, &he):
@@ -221,6 +222,13 @@ func mapError(err error) *httpError {
 	case errors.As(err, &login):
 		e := apiErr(http.StatusUnauthorized, api.CodeLoginRequired, "%v", login)
 		e.body.Namespace = login.Server
+		return e
+	case errors.As(err, &scope):
+		e := apiErr(http.StatusForbidden, api.CodeInsufficientScope, "%v", scope)
+		e.body.Namespace = scope.Server
+		if !scope.Futile {
+			e.body.Scope = scope.Scope
+		}
 		return e
 	case errors.As(err, &cool):
 		// The stderr tail travels once, in Stderr, not inside the message.

@@ -15,6 +15,10 @@ import (
 // bare transport error.
 type LoginRequiredError = auth.LoginRequiredError
 
+// InsufficientScopeError is a request a remote server refused for want of
+// an OAuth scope (403 insufficient_scope): `mcpx login` asks for it.
+type InsufficientScopeError = auth.InsufficientScopeError
+
 // ErrClosed is returned by Call and List after Close.
 var ErrClosed = errors.New("upstream pools closed")
 

@@ -429,10 +429,16 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 		cut := callCtx.Err() // before cancel: did the deadline end it?
 		cancel()
 		var te *errTransport
+		var scope *auth.InsufficientScopeError
 		switch {
 		case err == nil:
 			p.release(inst, l, false)
 			return nil
+		case errors.As(err, &scope):
+			// A request refused for want of scope was answered: the
+			// connection is as good as before.
+			p.release(inst, l, false)
+			return scope
 		case errors.As(err, &te):
 			resend, why := p.afterBroken(spec.Hash, inst, l, te, caller, what)
 			if resend && resent < maxResends && cut == nil {
@@ -618,6 +624,10 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 		var login *auth.LoginRequiredError
 		if errors.As(err, &login) { // no cooldown: a login fixes it at once
 			return nil, login
+		}
+		var scope *auth.InsufficientScopeError
+		if errors.As(err, &scope) { // likewise
+			return nil, scope
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%w (startTimeout %s)", err, l.start)

@@ -75,6 +75,8 @@ type Error struct {
 	// Problems lists every violation of the input schema found
 	// (invalid_arguments), each "at /path: what".
 	Problems []string `json:"problems,omitempty"`
+	// Scope is what `mcpx login NS` asks for (insufficient_scope).
+	Scope string `json:"scope,omitempty"`
 }
 
 // Health is GET /v1/health.

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -248,6 +249,37 @@ func TestHostToolFilters(t *testing.T) {
 	}
 	if len(tools.Tools) < 3 {
 		t.Errorf("windsurf tools %+v", tools.Tools)
+	}
+
+	// A hidden tool is not "unknown; did you mean …": the answer names
+	// the filter and its file, and is a refusal (exit 4), for call,
+	// schema and call --help alike.
+	windFile := filepath.Join(e.Home, ".codeium", "windsurf", "mcp_config.json")
+	gemFile := filepath.Join(e.Home, ".gemini", "settings.json")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"call", "wind.delete_entities", `entityNames=["x"]`}, `wind.delete_entities is hidden by "disabledTools" in ` + windFile},
+		{[]string{"schema", "wind.delete_entities"}, `wind.delete_entities is hidden by "disabledTools" in ` + windFile},
+		{[]string{"call", "wind.delete_entities", "--help"}, `wind.delete_entities is hidden by "disabledTools" in ` + windFile},
+		{[]string{"call", "gem.create_entities"}, `gem.create_entities is hidden: "includeTools" in ` + gemFile + " does not list it"},
+	} {
+		r := e.Mcpx(c.args...)
+		if r.Code != 4 || !strings.Contains(r.Stderr, c.want) || strings.Contains(r.Stderr, "did you mean") {
+			t.Errorf("want exit 4 saying %q:\n%s", c.want, r)
+		}
+		var doc struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		r = e.Mcpx(append([]string{"--json"}, c.args...)...)
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 4 || doc.Error.Code != api.CodeToolHidden || !strings.Contains(doc.Error.Message, c.want) {
+			t.Errorf("--json: want tool_hidden saying %q:\n%s", c.want, r)
+		}
+	}
+	// A tool the server does not have is still unknown, with a suggestion.
+	if r := e.Mcpx("call", "wind.read_grph"); r.Code != 2 || !strings.Contains(r.Stderr, "did you mean wind.read_graph?") {
+		t.Errorf("a misspelt tool: %s", r)
 	}
 }
 

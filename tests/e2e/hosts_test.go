@@ -131,6 +131,21 @@ enabled = false
   }
 }`, jsonString(mem))
 		}},
+		// opencode's newer layout: servers under mcp.servers, "disabled",
+		// the split timeout; in a project file, whose directory it runs in.
+		{name: "opencode-v2", file: "work/opencode.jsonc", want: []string{"oc2"}, absent: []string{"oc2off", "servers"}, content: func(mem, f string) string {
+			return fmt.Sprintf(`{
+  "$schema": "https://opencode.ai/config.json",
+  "mcp": {
+    "timeout": {"startup": 30000},
+    "servers": {
+      // server-memory, with its file in the project
+      "oc2": {"type": "local", "command": [%s], "cwd": ".", "environment": {"MEMORY_FILE_PATH": "{env:HOME}/oc2-mem.jsonl"}, "timeout": {"request": 60000}},
+      "oc2off": {"type": "local", "command": ["false"], "disabled": true},
+    },
+  },
+}`, jsonString(mem))
+		}},
 		{name: "zed", file: ".config/zed/settings.json", want: []string{"zd"}, invalid: []string{"ext"}, content: func(mem, f string) string {
 			return fmt.Sprintf(`// Zed settings
 {
@@ -197,10 +212,18 @@ func TestHostConfigs(t *testing.T) {
 			var doc struct {
 				Files   []struct{ Path, Host, Level string } `json:"files"`
 				Servers map[string]struct {
-					Env map[string]string `json:"env"`
+					Env  map[string]string `json:"env"`
+					Mcpx struct {
+						CallTimeout, StartTimeout string
+					} `json:"mcpx"`
 				} `json:"servers"`
 			}
 			e.JSON(&doc, "config")
+			if hc.name == "opencode-v2" {
+				if got := doc.Servers["oc2"].Mcpx; got.StartTimeout != "30s" || got.CallTimeout != "1m0s" {
+					t.Errorf("opencode V2 timeouts: %+v, want startTimeout 30s (mcp.timeout.startup), callTimeout 1m0s (its timeout.request)", got)
+				}
+			}
 			if hc.name == "vscode-project" {
 				// ${workspaceFolder} is the directory holding .vscode.
 				if got := doc.Servers["vproj"].Env["MEMORY_FILE_PATH"]; got != filepath.Join(e.Work, "vproj.jsonl") {

@@ -182,6 +182,8 @@ func classify(err error) failure {
 		hint := "see `" + help + "`"
 		if ue.suggest != "" {
 			hint = "did you mean " + ue.suggest + "?"
+		} else if ue.hint != "" {
+			hint = ue.hint
 		}
 		return failure{exit: ExitUsage, code: codeUsage, what: ue.Error(), hint: hint}
 	case errors.As(err, &unv) && strings.HasPrefix(unv.Var, "input:"):

@@ -55,6 +55,7 @@ func (a *App) client(ctx context.Context, cmd *ucli.Command) (*client.Client, er
 		Ask:        a.asker(),
 		// Zero: the client's default bound.
 		RequestTimeout: a.RequestTimeout,
+		OnUnresponsive: a.unresponsiveNotice,
 	})
 }
 

@@ -38,7 +38,7 @@ var intentSets = []string{"dev", "heldout", "unseen"}
 var floors = map[string]struct{ recall5, mrr float64 }{
 	"dev":     {0.90, 0.78},
 	"heldout": {0.90, 0.78},
-	"unseen":  {0.80, 0.68},
+	"unseen":  {0.75, 0.64},
 }
 
 // corpus is the recorded tools of every server.

@@ -12,6 +12,7 @@ import (
 // the tool works on.
 type Query struct {
 	concepts []concept
+	question bool // the query asks something (isQuestion): it wants to look, not to change
 }
 
 type concept struct {
@@ -65,11 +66,13 @@ func ParseQuery(text string) Query {
 		token
 		w float64
 	}
+	fields := withoutFrames(strings.Fields(text))
+	q.question = isQuestion(fields)
 	var tokens []weighted
 	var kinds []concept
 	var cues []string
 	context := false // after a preposition, in the same clause
-	for _, f := range strings.Fields(text) {
+	for _, f := range fields {
 		lower := strings.ToLower(strings.Trim(f, ",;.:!?\"'()"))
 		if isPreposition(lower) {
 			context = true
@@ -92,7 +95,7 @@ func ParseQuery(text string) Query {
 				cues = append(cues, cue)
 			}
 		}
-		if lower == "and" || lower == "then" || lower == "or" || strings.ContainsAny(f[len(f)-1:], ",;.:!?") {
+		if lower == "and" || lower == "then" || lower == "or" || endsClause(f) {
 			context = false // a new clause
 		}
 	}
@@ -136,6 +139,86 @@ func ParseQuery(text string) Query {
 		}
 	}
 	return q
+}
+
+// isQuestion reports whether a query (its words) asks a question rather
+// than for an action: it starts with a question word ("which pods are
+// crashing", "is the build green", "when was it created") or ends with
+// "?". A request put as a question ("can you create…", "how do I
+// delete…") is not one.
+func isQuestion(fields []string) bool {
+	if len(fields) == 0 {
+		return false
+	}
+	word := func(i int) string {
+		if i >= len(fields) {
+			return ""
+		}
+		return normalWord(fields[i])
+	}
+	switch word(0) {
+	case "can", "could", "would", "will", "please", "pls":
+		return false // a request: can you…
+	case "how":
+		switch word(1) {
+		case "do", "can", "should", "would", "to", "could":
+			return false // how do I…: asks for the action
+		}
+		return true
+	case "what", "what's", "whats", "which", "who", "who's", "whom", "whose", "where", "where's", "when", "why", "whether",
+		"is", "are", "was", "were", "does", "do", "did", "has", "have", "had", "any", "isn't", "aren't", "doesn't", "didn't":
+		return true
+	}
+	return strings.HasSuffix(fields[len(fields)-1], "?")
+}
+
+// normalWord is a query's word lower-cased, without the punctuation around
+// it, with a typographic apostrophe made plain.
+func normalWord(f string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.Trim(f, ",;.:!?\"'()")), "’", "'")
+}
+
+// frames are the words around a request that say nothing of the task:
+// "can you…", "I need to…", "go ahead and…", "tell me…", "for me". They are
+// dropped before a query is read (withoutFrames), with any word that
+// would otherwise count ("go" would navigate, "make" create, "tell" send).
+func endsClause(f string) bool { return strings.ContainsAny(f[len(f)-1:], ",;.:!?") }
+
+var frames = [][]string{
+	{"can", "you"}, {"could", "you"}, {"would", "you"}, {"will", "you"}, {"would", "you", "mind"},
+	{"i", "need", "to"}, {"i", "want", "to"}, {"i'd", "like", "to"}, {"i", "would", "like", "to"}, {"i", "have", "to"},
+	{"we", "need", "to"}, {"i'm", "trying", "to"}, {"i", "am", "trying", "to"}, {"trying", "to"}, {"try", "to"},
+	{"help", "me"}, {"help", "us"}, {"go", "ahead", "and"}, {"make", "sure"}, {"make", "sure", "that"},
+	{"find", "out"}, {"figure", "out"}, {"tell", "me"}, {"tell", "us"}, {"let", "me", "know"}, {"let", "us", "know"},
+	{"give", "me"}, {"for", "me"}, {"for", "us"}, {"is", "there", "a", "way", "to"}, {"is", "it", "possible", "to"},
+	{"how", "do", "i"}, {"how", "can", "i"}, {"how", "would", "i"}, {"how", "should", "i"},
+	{"what's", "the", "best", "way", "to"}, {"what", "is", "the", "best", "way", "to"},
+	{"right", "now"}, {"real", "quick"}, {"quickly"}, {"asap"}, {"if", "possible"}, {"if", "you", "can"},
+	{"thanks"}, {"thank", "you"}, {"kindly"}, {"please"},
+}
+
+// withoutFrames returns fields without the words of frames.
+func withoutFrames(fields []string) []string {
+	out := make([]string, 0, len(fields))
+	for i := 0; i < len(fields); {
+		n := 0
+		for _, fr := range frames {
+			if len(fr) > n && i+len(fr) <= len(fields) && slices.EqualFunc(fr, fields[i:i+len(fr)], func(w, f string) bool { return w == normalWord(f) }) {
+				n = len(fr)
+			}
+		}
+		if n == 0 {
+			out = append(out, fields[i])
+			i++
+			continue
+		}
+		// A frame ending a clause ("…for me.") keeps the clause's end.
+		if last := fields[i+n-1]; endsClause(last) && len(out) > 0 && !endsClause(out[len(out)-1]) {
+			out[len(out)-1] += last[len(last)-1:]
+		}
+		i += n
+	}
+	return out
 }
 
 // isPreposition: the words after it (in the same clause) say where or of

@@ -56,6 +56,12 @@ var fieldB = [numFields]float64{
 // changes things should not come first for a question.
 var writePenalty = 0.8
 
+// questionPenalty scales a tool whose name says it changes something
+// when the query is a question (isQuestion), even one that names its verb:
+// "which channels can I post in" wants the channels, "when was it
+// created" a date.
+var questionPenalty = 0.5
+
 // isWriteVerb reports whether a name's term (stemmed) is a verb that
 // changes something.
 func isWriteVerb(t string) bool {
@@ -299,8 +305,15 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 		}
 	}
 	for _, w := range ix.writes {
-		if a := &sc.acc[w.doc]; a.score != 0 && !st.matchesAny(w.verbs) {
-			a.score *= float32(writePenalty)
+		if a := &sc.acc[w.doc]; a.score != 0 {
+			f := 1.0
+			if !st.matchesAny(w.verbs) {
+				f = writePenalty
+			}
+			if q.question {
+				f = min(f, questionPenalty) // "when was it created" asks, whatever its verb
+			}
+			a.score *= float32(f)
 		}
 	}
 	for d := range sc.acc {

@@ -258,3 +258,52 @@ func TestIsWriteVerb(t *testing.T) {
 		}
 	}
 }
+
+// A question wants to look: a tool that changes something comes after one
+// that reads even when the question names its verb.
+func TestRankQuestionsLook(t *testing.T) {
+	tools := []tool{
+		{"chat", "post_message", "Post a message to a channel", ""},
+		{"chat", "list_channels", "List the channels you can post to", ""},
+	}
+	for _, c := range []struct{ q, want string }{
+		{"which channels can I post in", "chat.list_channels"},
+		{"post in the channel", "chat.post_message"},
+	} {
+		if got, _ := rankTools(tools, c.q, 0); len(got) == 0 || got[0] != c.want {
+			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
+		}
+	}
+}
+
+func TestIsQuestion(t *testing.T) {
+	for q, want := range map[string]bool{
+		"which pods are crashing": true, "is the build green": true, "when was it created": true,
+		"What’s in the repo": true, "the pods, are they up?": true, "how many rows": true,
+		"can you create a branch": false, "how do I delete a tag": false, "create a branch": false,
+		"list pods": false, "could you tell me whether CI passed?": false,
+	} {
+		if got := isQuestion(strings.Fields(q)); got != want {
+			t.Errorf("isQuestion(%q) = %v, want %v", q, got, want)
+		}
+	}
+	// Without its request frame, a request for an answer is a question.
+	if q := ParseQuery("could you tell me whether CI passed?"); !q.question {
+		t.Error("a framed question is not one")
+	}
+}
+
+func TestWithoutFrames(t *testing.T) {
+	for in, want := range map[string]string{
+		"Can you please create a branch for me":   "create a branch",
+		"I need to go ahead and delete the pod.": "delete the pod.",
+		"tell me which pods are crashing":        "which pods are crashing",
+		"tell the team the deploy is done":       "tell the team the deploy is done",
+		"make sure the service exists for me.":   "the service exists.",
+		"make a branch":                          "make a branch",
+	} {
+		if got := strings.Join(withoutFrames(strings.Fields(in)), " "); got != want {
+			t.Errorf("withoutFrames(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

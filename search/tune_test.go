@@ -74,4 +74,9 @@ func TestTune(t *testing.T) {
 	}
 	s := evaluate(mcpxRanker(c), dev)
 	t.Logf("dev: recall@1 %.2f recall@5 %.2f MRR@10 %.2f", s.r1, s.r5, s.mrr)
+	if os.Getenv("MCPX_SEARCH_TUNE") == "unseen" {
+		// Aggregates only: the unseen intents are never tuned on.
+		u := evaluate(mcpxRanker(c), loadIntents(t, "unseen"))
+		t.Logf("unseen: recall@1 %.2f recall@5 %.2f MRR@10 %.2f", u.r1, u.r5, u.mrr)
+	}
 }

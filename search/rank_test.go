@@ -295,7 +295,7 @@ func TestIsQuestion(t *testing.T) {
 
 func TestWithoutFrames(t *testing.T) {
 	for in, want := range map[string]string{
-		"Can you please create a branch for me":   "create a branch",
+		"Can you please create a branch for me":  "create a branch",
 		"I need to go ahead and delete the pod.": "delete the pod.",
 		"tell me which pods are crashing":        "which pods are crashing",
 		"tell the team the deploy is done":       "tell the team the deploy is done",

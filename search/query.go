@@ -22,6 +22,11 @@ type concept struct {
 	whole bool   // the whole of a word written in parts (token.whole)
 }
 
+// weightSecondHop scales an entry of an entry's thesaurus groups (two
+// steps from the query's word: "remember" → memory → knowledge graph),
+// on top of both steps' weights.
+var weightSecondHop = 0.5
+
 // weightShape is the weight of the kind of a value the query holds
 // (https://…, notes.md, *.go, @alice): "file" for notes.md.
 var weightShape = 1.0
@@ -56,6 +61,13 @@ func ParseQuery(text string) Query {
 		for _, r := range th.alts[key] {
 			c.alts = append(c.alts, alt{r.term, factor * r.weight()})
 		}
+		for _, r := range th.alts[key] {
+			for _, r2 := range th.alts[r.term] {
+				if r2.term != key && !slices.ContainsFunc(c.alts, func(a alt) bool { return a.term == r2.term }) {
+					c.alts = append(c.alts, alt{r2.term, weightSecondHop * factor * r.weight() * r2.weight()})
+				}
+			}
+		}
 		slices.SortStableFunc(c.alts[1:], func(a, b alt) int { return cmp.Compare(b.weight, a.weight) })
 		q.concepts = append(q.concepts, c)
 	}
@@ -64,7 +76,8 @@ func ParseQuery(text string) Query {
 	// (weightValueWord).
 	type weighted struct {
 		token
-		w float64
+		w       float64
+		phrasal bool // a verb and its particle ("set up"): only its thesaurus entries count
 	}
 	fields := withoutFrames(strings.Fields(text))
 	q.question = isQuestion(fields)
@@ -72,7 +85,26 @@ func ParseQuery(text string) Query {
 	var kinds []concept
 	var cues []string
 	context := false // after a preposition, in the same clause
-	for _, f := range fields {
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if n, key := th.phrasalAt(fields, i); n > 0 {
+			w := 1.0
+			if context {
+				w = weightContext
+			}
+			var written []string
+			for _, f := range fields[i : i+n] {
+				written = append(written, normalWord(f))
+			}
+			tokens = append(tokens, weighted{token{term: key, written: strings.Join(written, " ")}, w, true})
+			i += n - 1
+			if last := fields[i]; endsClause(last) {
+				context = false
+			} else if isPreposition(normalWord(last)) {
+				context = true // close to the station
+			}
+			continue
+		}
 		lower := strings.ToLower(strings.Trim(f, ",;.:!?\"'()"))
 		if isPreposition(lower) {
 			context = true
@@ -88,7 +120,7 @@ func ParseQuery(text string) Query {
 			w *= weightValueWord // a number is an argument: PR 42, the last 20 lines
 		}
 		for _, t := range tokenize(f, nil) {
-			tokens = append(tokens, weighted{t, w})
+			tokens = append(tokens, weighted{t, w, false})
 		}
 		for _, word := range words(f) {
 			if cue := strings.ToLower(word); stopWords()[cue] && th.alts[cue] != nil {
@@ -119,6 +151,11 @@ func ParseQuery(text string) Query {
 		run = run[:0]
 	}
 	for _, t := range tokens {
+		if t.phrasal {
+			flush()
+			add(t.term, t.written, 0, t.w) // documents never have it
+			continue
+		}
 		if t.whole {
 			flush()
 			add(t.term, t.written, t.w, t.w)

@@ -76,6 +76,9 @@ func isWriteVerb(t string) bool {
 	return false
 }
 
+// minAltWeight is the least weight × idf of a thesaurus entry that counts.
+const minAltWeight = 0.02
+
 var (
 	bm25K1       = 0.9
 	nameCoverage = 2.0
@@ -256,6 +259,9 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 		sc.touched = sc.touched[:0]
 		for j, a := range c.alts {
 			idf := st.idf[i][j]
+			if j > 0 && a.weight*idf < minAltWeight {
+				continue // a thesaurus entry nearly every tool has says nothing, and would cost a pass over them all
+			}
 			var shared float64 // the instructions' part, the same for every tool
 			if ix.server != nil {
 				if tf, ok := ix.server.find(a.term); ok {

@@ -203,6 +203,10 @@ func TestParseQuery(t *testing.T) {
 		"list pods in the namespace": {"list=list", "pods=pod", "namespace=namespac@0.9"},
 		// A cue: a common word that points to what is asked for.
 		"when was it changed": {"changed=chang", "when=when@0"},
+		// A verb and its particle: only its thesaurus entries count; the
+		// words after a particle that is a preposition say where.
+		"set up a database":             {"set up=set up@0", "database=databas"},
+		"pharmacies close to the hotel": {"pharmacies=pharmaci", "close to=close to@0", "hotel=hotel@0.9"},
 	} {
 		if got := describe(ParseQuery(q)); !reflect.DeepEqual(got, want) {
 			t.Errorf("ParseQuery(%q) = %q, want %q", q, got, want)

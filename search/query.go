@@ -231,7 +231,7 @@ var frames = [][]string{
 	{"how", "do", "i"}, {"how", "can", "i"}, {"how", "would", "i"}, {"how", "should", "i"},
 	{"what's", "the", "best", "way", "to"}, {"what", "is", "the", "best", "way", "to"},
 	{"right", "now"}, {"real", "quick"}, {"quickly"}, {"asap"}, {"if", "possible"}, {"if", "you", "can"},
-	{"thanks"}, {"thank", "you"}, {"kindly"}, {"please"},
+	{"thanks"}, {"thank", "you"}, {"kindly"}, {"please"}, {"hey"},
 }
 
 // withoutFrames returns fields without the words of frames.

@@ -32,7 +32,19 @@ func TestAblate(t *testing.T) {
 		name string
 		off  func() func()
 	}{
-		{"write penalty", func() func() { return set(&writePenalty, 1) }},
+		{"question penalty", func() func() { return set(&questionPenalty, 1) }},
+		{"request frames", func() func() {
+			keep := frames
+			frames = nil
+			return func() { frames = keep }
+		}},
+		{"phrasal verbs", func() func() {
+			th := builtin()
+			keep := th.phrasal
+			th.phrasal = nil
+			return func() { th.phrasal = keep }
+		}},
+		{"second hop", func() func() { return set(&weightSecondHop, 0) }},
 		{"name coverage", func() func() { return set(&nameCoverage, 0) }},
 		{"context weight", func() func() { return set(&weightContext, 1) }},
 		{"value words", func() func() { return set(&weightValueWord, 1) }},

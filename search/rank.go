@@ -50,15 +50,10 @@ var fieldB = [numFields]float64{
 	FieldInstructions: 0.75,
 }
 
-// writePenalty scales a tool whose name says it changes something (create,
-// delete, update, send…) when the query names no such action: an agent
-// that does not ask to change anything wants to look, and a tool that
-// changes things should not come first for a question.
-var writePenalty = 0.8
-
 // questionPenalty scales a tool whose name says it changes something
-// when the query is a question (isQuestion), even one that names its verb:
-// "which channels can I post in" wants the channels, "when was it
+// (create, delete, update, send…) when the query is a question
+// (isQuestion), even one that names its verb: an agent that asks wants to
+// look — "which channels can I post in" wants the channels, "when was it
 // created" a date.
 var questionPenalty = 0.5
 
@@ -150,19 +145,8 @@ func Rank(indexes []*Index, q Query, limit int, tie func(a, b Hit) int) []Hit {
 
 // stats are the collection's statistics a query needs.
 type stats struct {
-	avg   [numFields]float64 // average field lengths
-	idf   [][]float64        // per concept, per alternative
-	terms map[string]bool    // every term the query matches, at a weight above 0
-}
-
-// matchesAny reports whether the query matches one of terms.
-func (st *stats) matchesAny(terms []string) bool {
-	for _, t := range terms {
-		if st.terms[t] {
-			return true
-		}
-	}
-	return false
+	avg [numFields]float64 // average field lengths
+	idf [][]float64        // per concept, per alternative
 }
 
 func newStats(indexes []*Index, q Query) *stats {
@@ -177,14 +161,7 @@ func newStats(indexes []*Index, q Query) *stats {
 	if n == 0 || q.Empty() {
 		return nil
 	}
-	st := &stats{idf: make([][]float64, len(q.concepts)), terms: map[string]bool{}}
-	for _, c := range q.concepts {
-		for _, a := range c.alts {
-			if a.weight > 0 {
-				st.terms[a.term] = true
-			}
-		}
-	}
+	st := &stats{idf: make([][]float64, len(q.concepts))}
 	for f, l := range lens {
 		st.avg[f] = max(l/n, 1)
 	}
@@ -310,16 +287,9 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 			*c = conceptAcc{}
 		}
 	}
-	for _, w := range ix.writes {
-		if a := &sc.acc[w.doc]; a.score != 0 {
-			f := 1.0
-			if !st.matchesAny(w.verbs) {
-				f = writePenalty
-			}
-			if q.question {
-				f = min(f, questionPenalty) // "when was it created" asks, whatever its verb
-			}
-			a.score *= float32(f)
+	if q.question {
+		for _, w := range ix.writes {
+			sc.acc[w].score *= float32(questionPenalty)
 		}
 	}
 	for d := range sc.acc {

@@ -33,12 +33,13 @@ var (
 var intentSets = []string{"dev", "heldout", "unseen"}
 
 // floors are, per intent set, the recall@5 and MRR@10 under which the
-// benchmark fails (a regression); and the ranker must stay above plain
-// BM25 on every set.
+// benchmark fails (a regression): just under what the ranker reaches
+// (dev 0.936 and 0.845, held-out 0.964 and 0.864, unseen 0.821 and
+// 0.713). And the ranker must stay above plain BM25 on every set.
 var floors = map[string]struct{ recall5, mrr float64 }{
-	"dev":     {0.90, 0.78},
-	"heldout": {0.90, 0.78},
-	"unseen":  {0.75, 0.64},
+	"dev":     {0.92, 0.83},
+	"heldout": {0.94, 0.85},
+	"unseen":  {0.80, 0.70},
 }
 
 // corpus is the recorded tools of every server.

@@ -40,11 +40,13 @@ var weightContext = 0.9
 // the "config" and "ts" of src/config.ts name the file, not the tool.
 var weightValueWord = 0.25
 
-// ParseQuery reads a query: its words reduced to terms as documents' are,
-// runs of words the thesaurus knows as a phrase taken as one, each with
-// the other entries of its thesaurus groups; then the kinds of the values
-// it holds (shapeOf), whose own words count little. A word given twice
-// counts once.
+// ParseQuery reads a query: without its request frames ("can you…", "I
+// need to…"), its words reduced to terms as documents' are, runs of words
+// the thesaurus knows as a phrase taken as one and phrasal verbs ("set
+// up", "close to") as what they point to, each with the other entries of
+// its thesaurus groups and theirs; then the kinds of the values it holds
+// (shapeOf), whose own words count little. A word given twice counts once.
+// Whether it is a question (isQuestion) is kept for ranking.
 func ParseQuery(text string) Query {
 	th := builtin()
 	var q Query
@@ -227,7 +229,7 @@ var frames = [][]string{
 	{"we", "need", "to"}, {"i'm", "trying", "to"}, {"i", "am", "trying", "to"}, {"trying", "to"}, {"try", "to"},
 	{"help", "me"}, {"help", "us"}, {"go", "ahead", "and"}, {"make", "sure"}, {"make", "sure", "that"},
 	{"find", "out"}, {"figure", "out"}, {"tell", "me"}, {"tell", "us"}, {"let", "me", "know"}, {"let", "us", "know"},
-	{"give", "me"}, {"for", "me"}, {"for", "us"}, {"is", "there", "a", "way", "to"}, {"is", "it", "possible", "to"},
+	{"for", "me"}, {"for", "us"}, {"is", "there", "a", "way", "to"}, {"is", "it", "possible", "to"},
 	{"how", "do", "i"}, {"how", "can", "i"}, {"how", "would", "i"}, {"how", "should", "i"},
 	{"what's", "the", "best", "way", "to"}, {"what", "is", "the", "best", "way", "to"},
 	{"right", "now"}, {"real", "quick"}, {"quickly"}, {"asap"}, {"if", "possible"}, {"if", "you", "can"},

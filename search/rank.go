@@ -13,7 +13,8 @@ import (
 //	weight × idf × t / (k1 + t),  t = Σ fieldWeight[f] × tf[f] / (1 − b[f] + b[f] × len[f] / avglen[f])
 //
 // for the best of the terms the word matches (its own, weight 1, or one the
-// thesaurus gives, weightEquivalent or weightRelated), summed over the
+// thesaurus gives, weightEquivalent or weightRelated, or one two steps
+// away through it, at weightSecondHop of both steps), summed over the
 // query's words. Fields are weighted and length-normalised apart, so a long
 // parameter description neither drowns a word in the name nor gains by its
 // length; avglen is the average over the tool's own server (an Index), so t
@@ -22,11 +23,13 @@ import (
 // servers searched). idf is taken over every tool searched. Then the name
 // decides among tools that all mention the query's
 // words: a tool's score grows by up to nameCoverage times itself as the
-// query covers more of its name's words; and a tool whose name says it
-// changes something is scaled by writePenalty when the query asks for no
-// such change.
+// query covers more of its name's words; and when the query is a question,
+// a tool whose name says it changes something is scaled by
+// questionPenalty.
 //
-// Weights tuned on the development intents (testdata/README.md).
+// Weights tuned on the development intents (testdata/README.md). A rule
+// stays only if it helps those and does not hurt the unseen intents'
+// aggregates (TestAblate).
 
 // fieldWeight is how much one occurrence of a term in each field counts.
 var fieldWeight = [numFields]float64{

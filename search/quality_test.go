@@ -16,8 +16,8 @@ import (
 
 // The quality benchmark (testdata/README.md): real servers' tools, and
 // intents phrased as an agent states a task, each with its acceptable
-// answers. The ranker is measured on the development and the held-out
-// intents beside plain BM25 over name + description + parameter names,
+// answers. The ranker is measured on the development, the held-out and the
+// unseen intents beside plain BM25 over name + description + parameter names,
 // computed here on the same tools:
 //
 //	go test ./search -run Quality -v
@@ -270,7 +270,7 @@ func TestQuality(t *testing.T) {
 		sets[set] = loadIntents(t, set)
 	}
 	if len(c.servers) < 10 || tools < 150 || len(sets["dev"])+len(sets["heldout"]) < 80 || len(sets["unseen"]) < 60 {
-		t.Fatalf("the benchmark is too small: %d servers, %d tools, %d intents", len(c.servers), tools, len(sets["dev"])+len(sets["heldout"]))
+		t.Fatalf("the benchmark is too small: %d servers, %d tools, %d development and held-out intents, %d unseen", len(c.servers), tools, len(sets["dev"])+len(sets["heldout"]), len(sets["unseen"]))
 	}
 	// Every acceptable answer is a recorded tool (a typo would make an
 	// intent impossible).

@@ -17,7 +17,7 @@ type Query struct {
 
 type concept struct {
 	word  string // as the query wrote it, lower case
-	alts  []alt  // alts[0] is its own term (weight 1, less in context or a value, 0 for a cue); then the thesaurus's, best first
+	alts  []alt  // alts[0] is its own term (weight 1, less in context or a value, 0 for a cue or a phrasal verb); then the thesaurus's, best first
 	shape bool   // a value's kind (a URL, a file…): alts[0] is the kind, at weightShape
 	whole bool   // the whole of a word written in parts (token.whole)
 }
@@ -217,12 +217,14 @@ func normalWord(f string) string {
 	return strings.ReplaceAll(strings.ToLower(strings.Trim(f, ",;.:!?\"'()")), "’", "'")
 }
 
+// endsClause reports whether a query's word ends a clause (a comma, a full
+// stop…).
+func endsClause(f string) bool { return strings.ContainsAny(f[len(f)-1:], ",;.:!?") }
+
 // frames are the words around a request that say nothing of the task:
 // "can you…", "I need to…", "go ahead and…", "tell me…", "for me". They are
 // dropped before a query is read (withoutFrames), with any word that
 // would otherwise count ("go" would navigate, "make" create, "tell" send).
-func endsClause(f string) bool { return strings.ContainsAny(f[len(f)-1:], ",;.:!?") }
-
 var frames = [][]string{
 	{"can", "you"}, {"could", "you"}, {"would", "you"}, {"will", "you"}, {"would", "you", "mind"},
 	{"i", "need", "to"}, {"i", "want", "to"}, {"i'd", "like", "to"}, {"i", "would", "like", "to"}, {"i", "have", "to"},

@@ -28,8 +28,8 @@ import (
 // questionPenalty.
 //
 // Weights tuned on the development intents (testdata/README.md). A rule
-// stays only if it helps those and does not hurt the unseen intents'
-// aggregates (TestAblate).
+// stays only if those do not lose by it and the unseen intents' aggregates
+// do not fall (TestAblate).
 
 // fieldWeight is how much one occurrence of a term in each field counts.
 var fieldWeight = [numFields]float64{

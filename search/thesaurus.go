@@ -98,7 +98,9 @@ func builtin() *thesaurus {
 //
 // The a of a one-way line may be a common word that search otherwise
 // ignores: a cue, which in a query matches only what it points to ("when >
-// time, date").
+// time, date"); or a phrasal verb, a phrase with such a word, which keeps
+// it and in a query matches only what it points to ("set up > create": not
+// "set").
 // A line is one kind only. An entry is a word or a phrase of several words,
 // reduced to terms the way documents are (stop words dropped, stemmed).
 func parseThesaurus(text string) (*thesaurus, error) {

@@ -253,6 +253,29 @@ func TestSnapshotWithoutTemplatesIsNotServed(t *testing.T) {
 	}
 }
 
+// A snapshot is stale once its ttlMs has passed since FetchedAt; without a
+// hint, or for a failed fetch, never.
+func TestSnapshotStale(t *testing.T) {
+	at := time.Date(2026, 7, 28, 9, 0, 0, 0, time.UTC)
+	ttl, zero := int64(60_000), int64(0)
+	for _, c := range []struct {
+		snap *Snapshot
+		now  time.Time
+		want bool
+	}{
+		{&Snapshot{FetchedAt: &at, TTLMs: &ttl}, at.Add(59 * time.Second), false},
+		{&Snapshot{FetchedAt: &at, TTLMs: &ttl}, at.Add(60 * time.Second), true},
+		{&Snapshot{FetchedAt: &at, TTLMs: &zero}, at, true},
+		{&Snapshot{FetchedAt: &at}, at.Add(1000 * time.Hour), false},
+		{&Snapshot{Error: "boom", TTLMs: &zero}, at, false},
+		{nil, at, false},
+	} {
+		if got := c.snap.Stale(c.now); got != c.want {
+			t.Errorf("Stale(%+v, %s) = %v, want %v", c.snap, c.now.Sub(at), got, c.want)
+		}
+	}
+}
+
 // With Watch, Load trusts its memo without a stat until the refs
 // directory reports a change, by this process or another; a change is
 // seen once the watch has read its event, and a directory that goes away

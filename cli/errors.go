@@ -102,6 +102,8 @@ type ErrorBody struct {
 	Problems   []string   `json:"problems,omitempty"`
 	Stderr     string     `json:"stderr,omitempty"`
 	RetryAfter *time.Time `json:"retryAfter,omitempty"`
+	// Scope is what `mcpx login NS` asks for (insufficient_scope).
+	Scope string `json:"scope,omitempty"`
 }
 
 // doc is f as an ErrorDoc; ok is false for failures that print nothing
@@ -113,6 +115,7 @@ func (f failure) doc() (ErrorDoc, bool) {
 	b := ErrorBody{Code: f.code, Message: sentence(f.what), Exit: f.exit, Hint: capitalize(sentence(f.hint)), Stderr: f.tail}
 	if e := f.api; e != nil {
 		b.Namespace, b.Tool, b.Argument, b.Suggestion, b.Problems, b.RetryAfter = e.Namespace, e.Tool, e.Argument, e.Suggestion, e.Problems, e.RetryAfter
+		b.Scope = e.Scope
 	}
 	return ErrorDoc{Error: b}, true
 }
@@ -179,6 +182,8 @@ func classify(err error) failure {
 		hint := "see `" + help + "`"
 		if ue.suggest != "" {
 			hint = "did you mean " + ue.suggest + "?"
+		} else if ue.hint != "" {
+			hint = ue.hint
 		}
 		return failure{exit: ExitUsage, code: codeUsage, what: ue.Error(), hint: hint}
 	case errors.As(err, &unv) && strings.HasPrefix(unv.Var, "input:"):
@@ -244,6 +249,11 @@ func classifyAPI(e *client.APIError) failure {
 		return f(ExitToolError, b.Code, "", "")
 	case api.CodeLoginRequired:
 		return f(ExitUnavailable, b.Code, fmt.Sprintf("run `mcpx login %s`", b.Namespace), "")
+	case api.CodeInsufficientScope:
+		if b.Scope == "" { // the login holds what the server asked for
+			return f(ExitUnavailable, b.Code, "", "")
+		}
+		return f(ExitUnavailable, b.Code, fmt.Sprintf("run `mcpx login %s`, which asks for the scope %s", b.Namespace, b.Scope), "")
 	case api.CodeLoginFailed:
 		return f(ExitUnavailable, b.Code, "", "")
 	case api.CodeInvalidArguments:
@@ -259,7 +269,7 @@ func classifyAPI(e *client.APIError) failure {
 		return f(ExitUsage, b.Code, "pass large values in a file the tool reads, not as arguments", "")
 	case api.CodeConfirmation:
 		return f(ExitPolicy, b.Code, "pass --yes to confirm", "")
-	case api.CodePolicyDenied, api.CodeAnnotationsUnknown, api.CodeUntrusted:
+	case api.CodePolicyDenied, api.CodeAnnotationsUnknown, api.CodeUntrusted, api.CodeToolHidden:
 		return f(ExitPolicy, b.Code, "", "")
 	case api.CodeServerError:
 		// The server itself answered the call with a JSON-RPC error: the

@@ -22,6 +22,7 @@ type invocation interface {
 	Bool(name string) bool
 	String(name string) string
 	Int(name string) int
+	IsSet(name string) bool
 	Args() ucli.Args
 	NArg() int
 	FullName() string
@@ -66,8 +67,8 @@ func (a *App) runLean(ctx context.Context, args []string) (ok bool, err error) {
 // parseLean reads args as a lean line: a lean command whose other
 // arguments are positional, with the global flags of leanGlobals anywhere.
 func (a *App) parseLean(args []string) (line *leanLine, run func(*App, context.Context, invocation) error, ok bool) {
-	line = &leanLine{flags: map[string]any{"json": false, "config": "", "directory": ""}}
 	given := map[string]bool{}
+	line = &leanLine{flags: map[string]any{"json": false, "config": "", "directory": ""}, given: given}
 	var name string
 	for i := 1; i < len(args); i++ {
 		arg := args[i]
@@ -124,12 +125,16 @@ func (a *App) parseLean(args []string) (line *leanLine, run func(*App, context.C
 	return line, cmd.run, true
 }
 
-// leanLine is a lean command line: every flag at its default but --json.
+// leanLine is a lean command line: every flag at its default but the
+// global ones given.
 type leanLine struct {
 	name  string
 	flags map[string]any
+	given map[string]bool // the global flags on the line
 	args  leanArgs
 }
+
+func (l *leanLine) IsSet(name string) bool { return l.given[name] }
 
 func (l *leanLine) Bool(name string) bool     { v, _ := l.flags[name].(bool); return v }
 func (l *leanLine) String(name string) string { v, _ := l.flags[name].(string); return v }

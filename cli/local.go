@@ -15,6 +15,7 @@ import (
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/mcpxd"
+	"github.com/mcpx-dev/mcpx/search"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -106,10 +107,11 @@ func (a *App) target(cmd *ucli.Command, l *local) (*target, error) {
 		return nil, err
 	}
 	getenv := a.Getenv
-	if file := cmd.String("config"); file != "" {
-		if file, err = filepath.Abs(file); err != nil {
-			return nil, usagef("--config %s: %v", cmd.String("config"), err)
-		}
+	file, err := configFlag(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if file != "" {
 		getenv = override(a.Getenv, "MCPX_CONFIG", file)
 	}
 	sources, err := config.Discover(dir, getenv)
@@ -186,5 +188,5 @@ func checkServiceMode(mode string) error {
 		return nil
 	}
 	return &usageError{err: fmt.Errorf("MCPX_SERVICE=%q is not a service manager (want auto, systemd, launchd or direct)", mode),
-		cmd: "mcpx", suggest: config.Nearest(mode, modes)}
+		cmd: "mcpx", suggest: search.Suggest(mode, modes)}
 }

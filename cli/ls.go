@@ -94,6 +94,7 @@ func (a *App) lsRun(ctx context.Context, cmd invocation) error {
 		fmt.Fprintf(a.Stderr, "mcpx: %s, which you have not trusted, defines %s too; %s.TOOL calls the trusted %s until you trust that file.\n", n.Source, name, name, name)
 	}
 	a.noteUnread(r.Namespaces)
+	a.noteInstances(r.Namespaces)
 	for _, u := range r.Unavailable {
 		fmt.Fprintf(a.Stderr, "mcpx: %s.\n", u.Sentence())
 	}

@@ -100,6 +100,11 @@ type Options struct {
 	// captured environment when their stamps say they hold what it would
 	// write. Config then reads the sources on first use.
 	Snapshot bool
+	// OnUnresponsive, when set, is told (once per request, on the
+	// request's goroutine) that the daemon has not begun to answer for a
+	// few seconds and did not answer a health check either (silence.go):
+	// the caller can tell the user why the command waits.
+	OnUnresponsive func(Unresponsive)
 }
 
 // Client talks to the daemon serving one directory. It is safe for
@@ -131,6 +136,11 @@ type Client struct {
 	// another build is replaced (upgrade.go).
 	self    string
 	upgrade upgradeState
+	// onUnresponsive is Options.OnUnresponsive; silentAfter, probeTimeout
+	// and discoveryBound are silence.go's durations (seams for tests; 0:
+	// the defaults; silentAfter < 0 turns the check off).
+	onUnresponsive                            func(Unresponsive)
+	silentAfter, probeTimeout, discoveryBound time.Duration
 
 	prepareOnce sync.Once
 	prepareErr  error
@@ -226,7 +236,7 @@ func New(opts Options) (*Client, error) {
 	}
 	c := &Client{dir: dir, getenv: getenv, lookupEnv: lookupEnv, brief: brief, cfg: cfg, snap: snap, key: key, paths: paths, socket: socket,
 		manager: opts.Manager, wait: wait, timeout: opts.RequestTimeout, margin: opts.CallMargin, peerUID: peercred.UID,
-		uid: os.Getuid(), self: self, ask: opts.Ask}
+		uid: os.Getuid(), self: self, ask: opts.Ask, onUnresponsive: opts.OnUnresponsive}
 	if c.timeout <= 0 {
 		c.timeout = 2 * time.Minute
 	}

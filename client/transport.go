@@ -410,7 +410,12 @@ func (c *Client) open(ctx context.Context, method, target string, payload []byte
 		conn.Close()
 		return nil, nil, false, werr
 	}
-	resp, err = h1.ReadResponse(bufio.NewReaderSize(conn, 16<<10))
+	br := bufio.NewReaderSize(conn, 16<<10)
+	if err := c.awaitAnswer(ctx, conn, br, target, time.Now()); err != nil {
+		conn.Close()
+		return nil, nil, true, err
+	}
+	resp, err = h1.ReadResponse(br)
 	if err != nil {
 		conn.Close()
 		return nil, nil, true, err

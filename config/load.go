@@ -77,7 +77,7 @@ const (
 var (
 	serverKeys       = []string{"args", "command", "cwd", "env", "headers", "mcpx", "transport", "type", "url"}
 	opencodeKeys     = []string{"command", "enabled", "environment", "headers", "mcpx", "type", "url"}
-	serverBlockKeys  = []string{"auth", "callTimeout", "description", "disabled", "excludeTools", "idleTimeout", "max", "maxMessageBytes", "policy", "scope", "sharing", "startTimeout", "tools"}
+	serverBlockKeys  = []string{"auth", "callTimeout", "description", "disabled", "excludeTools", "idleTimeout", "max", "maxMessageBytes", "policy", "roots", "scope", "sharing", "startTimeout", "tools"}
 	topBlockKeys     = []string{"cache", "callTimeout", "idleExit", "idleTimeout", "max", "maxMessageBytes", "policy", "scope", "sharing", "startTimeout"}
 	policyKeys       = []string{"destructive", "unannotated"}
 	cacheKeys        = []string{"maxAge", "maxBytes"}
@@ -100,6 +100,7 @@ type optLayer struct {
 	disabled                    *bool
 	destructive, unannotated    *string
 	auth                        *Auth
+	roots                       *[]string
 	// top-level only
 	idleExit      *Duration
 	cacheMaxBytes *int64
@@ -122,6 +123,7 @@ func (l *optLayer) under(u optLayer) {
 	fill(&l.destructive, u.destructive)
 	fill(&l.unannotated, u.unannotated)
 	fill(&l.auth, u.auth)
+	fill(&l.roots, u.roots)
 	fill(&l.idleExit, u.idleExit)
 	fill(&l.cacheMaxBytes, u.cacheMaxBytes)
 	fill(&l.cacheMaxAge, u.cacheMaxAge)
@@ -159,8 +161,10 @@ func (l optLayer) over(o Options) Options {
 		a.Scopes = slices.Clone(a.Scopes)
 		o.Auth = &a
 	}
+	set(&o.Roots, l.roots)
 	o.Tools = slices.Clone(o.Tools)
 	o.ExcludeTools = slices.Clone(o.ExcludeTools)
+	o.Roots = slices.Clone(o.Roots)
 	return o
 }
 
@@ -400,6 +404,7 @@ func loadWith(sources []string, opts LoadOptions, lc *loadCtx) (*Config, error) 
 		e := r.entry
 		e.server.Name = r.name
 		e.server.Options = e.layer.over(s.Defaults)
+		e.server.own = e.layer
 		c.Servers[r.name] = e.server
 	}
 	markSelf(c, getenv, lc)

@@ -221,7 +221,7 @@ func TestUnknownKeys(t *testing.T) {
 		contains  []string
 	}{
 		{"server mcpx block", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"mcpx\": {\n \"sharng\": \"shared\"}}}}", 2, 2,
-			[]string{`server "a": mcpx block`, `unknown key "sharng"`, "accepted: auth, callTimeout, description, disabled, excludeTools, idleTimeout, max, maxMessageBytes, policy, scope, sharing, startTimeout, tools", `did you mean "sharing"?`}},
+			[]string{`server "a": mcpx block`, `unknown key "sharng"`, "accepted: auth, callTimeout, description, disabled, excludeTools, idleTimeout, max, maxMessageBytes, policy, roots, scope, sharing, startTimeout, tools", `did you mean "sharing"?`}},
 		{"top-level block", "{\"mcpx\": {\"idleExt\": \"1m\"}}", 1, 11,
 			[]string{"top-level mcpx block", `"idleExt"`, "accepted: cache, callTimeout, idleExit", `did you mean "idleExit"?`}},
 		{"server-only key at top level", "{\"mcpx\": {\"disabled\": true}}", 1, 11, []string{`unknown key "disabled"`}},

@@ -6,6 +6,7 @@ package config
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"time"
 )
 
@@ -86,6 +87,10 @@ type Options struct {
 	// Auth is the server's `mcpx.auth` block (remote servers that need an
 	// OAuth login); nil when absent. Per server only.
 	Auth *Auth `json:"auth,omitempty"`
+	// Roots are the directories offered to the server as MCP roots, as
+	// written (Server.RootDirs resolves them); none means mcpx declares
+	// no roots. Per server only.
+	Roots []string `json:"roots,omitempty"`
 }
 
 // Auth is a server's `mcpx.auth` block: how mcpx identifies itself to the
@@ -154,6 +159,11 @@ type Server struct {
 	Self bool `json:"-"`
 	// Ignored are keys of the host's entry mcpx does not use.
 	Ignored []string `json:"-"`
+
+	// own is what the entry itself sets of Options (its mcpx block, or
+	// the host's own keys mapped to it), without the defaults: what
+	// EntryJSON writes.
+	own optLayer
 }
 
 // CacheSettings bound the content-addressed store.
@@ -239,3 +249,33 @@ const (
 	DefaultCacheBytes      = 1 << 30
 	DefaultCacheAge        = 30 * 24 * time.Hour
 )
+
+// RootDirs are the entry's mcpx.roots as absolute, cleaned directories:
+// relative ones are taken from rootBase.
+func (s *Server) RootDirs() []string {
+	if len(s.Options.Roots) == 0 {
+		return nil
+	}
+	base := rootBase(s)
+	out := make([]string, 0, len(s.Options.Roots))
+	for _, r := range s.Options.Roots {
+		if !filepath.IsAbs(r) {
+			r = filepath.Join(base, r)
+		}
+		out = append(out, filepath.Clean(r))
+	}
+	return out
+}
+
+// rootBase is the directory relative mcpx.roots are resolved from: the
+// entry's project directory (Dir), the base of a relative cwd too; for an
+// entry without one, the directory of the file that defines it.
+func rootBase(s *Server) string {
+	if s.Dir != "" {
+		return s.Dir
+	}
+	if s.Source == "" {
+		return ""
+	}
+	return filepath.Dir(s.Source)
+}

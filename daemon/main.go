@@ -131,7 +131,7 @@ func ExitCode(err error) int {
 func listen(paths config.Paths, key config.DaemonKey) (net.Listener, string, error) {
 	manager := "systemd"
 	if adoptInherited() {
-		manager = "direct"
+		manager = inheritedManager()
 	}
 	named, err := activation.ListenersWithNames()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/search"
 	"github.com/mcpx-dev/mcpx/upstream"
 )
 
@@ -37,6 +38,8 @@ func (d *daemon) namespace(st *state, name string, snap *cache.Snapshot, v *tool
 		Live:        d.pools.Live(h),
 		State:       api.StateUnread,
 	}
+	health := d.pools.Health(h)
+	ns.Replaced, ns.ExitsAfterAnswer = health.Replaced, health.ExitsAfterAnswer
 	switch {
 	case s.Untrusted != "":
 		ns.State, ns.Error = api.StateUntrusted, s.Untrusted
@@ -165,6 +168,9 @@ func (d *daemon) serveToolList(w http.ResponseWriter, r *http.Request, tool stri
 	if tool != "" && v != nil {
 		t, ok := v.find(tool)
 		if !ok {
+			if e := hiddenTool(s, tool); e != nil {
+				return e
+			}
 			_, err := findTool(name, tool, v.tools)
 			return err
 		}
@@ -195,6 +201,27 @@ func (d *daemon) serveToolList(w http.ResponseWriter, r *http.Request, tool stri
 	return writeJSON(w, resp)
 }
 
+// hiddenTool is the answer about a tool s's filter hides (403 tool_hidden,
+// naming the filter and its file), or nil when the filter allows tool. A
+// hidden tool is not "unknown": the user hid it, and needs to know where.
+func hiddenTool(s *config.Server, tool string) *httpError {
+	h, hidden := s.HiddenBy(tool)
+	if !hidden {
+		return nil
+	}
+	var e *httpError
+	switch {
+	case h.Pattern == tool:
+		e = apiErr(http.StatusForbidden, api.CodeToolHidden, "%s.%s is hidden by %q in %s; remove it from that list to use it", s.Name, tool, h.Key, h.Source)
+	case h.Pattern != "":
+		e = apiErr(http.StatusForbidden, api.CodeToolHidden, "%s.%s is hidden by %q in %s (it matches %q); change that list to use it", s.Name, tool, h.Key, h.Source, h.Pattern)
+	default:
+		e = apiErr(http.StatusForbidden, api.CodeToolHidden, "%s.%s is hidden: %q in %s does not list it; add it to use it", s.Name, tool, h.Key, h.Source)
+	}
+	e.body.Namespace, e.body.Tool = s.Name, tool
+	return e
+}
+
 // findTool picks tool from list or answers 404 with the nearest name.
 func findTool(ns, tool string, list []api.Tool) (api.Tool, error) {
 	names := make([]string, 0, len(list))
@@ -206,7 +233,7 @@ func findTool(ns, tool string, list []api.Tool) (api.Tool, error) {
 	}
 	e := apiErr(http.StatusNotFound, api.CodeUnknownTool, "namespace %s has no tool %q", ns, tool)
 	e.body.Namespace, e.body.Tool = ns, tool
-	e.body.Suggestion = config.Nearest(tool, names)
+	e.body.Suggestion = search.Suggest(tool, names)
 	return api.Tool{}, e
 }
 
@@ -314,6 +341,8 @@ func (d *daemon) list(ctx context.Context, st *state, name string) (*cache.Snaps
 				Prompts:           l.Prompts,
 				Resources:         l.Resources,
 				ResourceTemplates: l.ResourceTemplates,
+				TTLMs:             l.TTLMs,
+				CacheScope:        l.CacheScope,
 			}
 			if snap.Tools == nil {
 				snap.Tools = []json.RawMessage{}
@@ -367,6 +396,31 @@ func (d *daemon) listChanged(h config.ServerHash, kind string) {
 	}
 	d.log.Printf("%s: %s list changed; refetching", s.Name, kind)
 	d.fetchLater(st, s.Name)
+}
+
+// protocolChanged is upstream's notice that h's server now speaks another
+// protocol generation than its snapshot remembers: the snapshot is read
+// again, so the next start asks for the right one at once.
+func (d *daemon) protocolChanged(h config.ServerHash, version string) {
+	st := d.state.Load()
+	s, ok := st.byHash(h)
+	if !ok {
+		return
+	}
+	d.log.Printf("%s: now speaks protocol %s; refetching its schemas", s.Name, version)
+	d.fetchLater(st, s.Name)
+}
+
+// revalidateFloor is the least time between two readings of a snapshot
+// whose caching hint ran out: a server whose lists say ttlMs 0 (read
+// again at every use, the default of the SDKs) is read again after a
+// call at most this often, not on every call.
+var revalidateFloor = 30 * time.Second
+
+// stale reports whether snap's caching hint (a 2026-07-28 server's ttlMs)
+// has run out, so the next call reads the lists again in the background.
+func stale(snap *cache.Snapshot, now time.Time) bool {
+	return usable(snap) && snap.Stale(now) && now.Sub(*snap.FetchedAt) >= revalidateFloor
 }
 
 // startBound is how long an explicit discovery request waits for a

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/filestamp"
+	"github.com/mcpx-dev/mcpx/search"
 	"github.com/mcpx-dev/mcpx/upstream"
 )
 
@@ -56,7 +59,7 @@ func (st *state) server(name string) (*config.Server, error) {
 	}
 	e := apiErr(404, api.CodeUnknownNamespace, "%s", msg)
 	e.body.Namespace = name
-	e.body.Suggestion = config.Nearest(name, st.names)
+	e.body.Suggestion = search.Suggest(name, st.names)
 	return nil, e
 }
 
@@ -111,7 +114,7 @@ func (d *daemon) spec(st *state, s *config.Server, snap *cache.Snapshot) (upstre
 	for _, k := range slices.Sorted(maps.Keys(own)) {
 		list = append(list, k+"="+own[k])
 	}
-	sp := upstream.Spec{Server: exp, Hash: st.hashes[s.Name], Env: list, EnvDigest: envDigest(exp)}
+	sp := upstream.Spec{Server: exp, Hash: st.hashes[s.Name], Env: list, EnvDigest: envDigest(exp), Roots: rootsOf(s)}
 	if snap != nil {
 		sp.ProtocolVersion = snap.ProtocolVersion
 	}
@@ -226,4 +229,18 @@ func (e *envFile) getGen() (map[string]string, uint64, error) {
 	e.vals, e.stamp = vals, st
 	e.gen++
 	return vals, e.gen, nil
+}
+
+// rootsOf is what s offers its server as roots: its mcpx.roots as file
+// URIs, each named after its last element.
+func rootsOf(s *config.Server) []upstream.Root {
+	dirs := s.RootDirs()
+	if len(dirs) == 0 {
+		return nil
+	}
+	out := make([]upstream.Root, 0, len(dirs))
+	for _, dir := range dirs {
+		out = append(out, upstream.Root{URI: (&url.URL{Scheme: "file", Path: dir}).String(), Name: filepath.Base(dir)})
+	}
+	return out
 }

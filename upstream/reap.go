@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -44,6 +46,10 @@ func (p *Pools) noteChild(pid int, live bool) {
 	}
 	p.childMu.Lock()
 	defer p.childMu.Unlock()
+	path := p.opts.ChildrenFile
+	if p.childMoved != "" {
+		path = p.childMoved
+	}
 	if p.children == nil {
 		p.children = map[int]childRecord{}
 	}
@@ -58,9 +64,9 @@ func (p *Pools) noteChild(pid int, live bool) {
 		line, _ := json.Marshal(c)
 		b.Write(append(line, '\n'))
 	}
-	tmp := p.opts.ChildrenFile + ".tmp"
+	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b.Bytes(), 0o600); err == nil {
-		if err := os.Rename(tmp, p.opts.ChildrenFile); err != nil {
+		if err := os.Rename(tmp, path); err != nil {
 			p.logf("upstream: record children: %v", err)
 		}
 	} else {
@@ -144,4 +150,78 @@ func orphans(recs []childRecord, procs []osproc.Entry, self int) []int {
 		}
 	}
 	return pids
+}
+
+// A daemon that hands its socket to a successor (daemon/handoff.go) runs on
+// for a while with servers of its own: it records them in a file of its own
+// (RetiredChildren), so the successor's ReapOrphans does not end them, and
+// the next daemon to start reaps that file's groups if their daemon died
+// before stopping them (ReapRetired).
+
+// RetiredChildren is where a daemon with pid (started at start, in clock
+// ticks) records its servers once it has handed its socket over; path is
+// the key's children file.
+func RetiredChildren(path string, pid int, start uint64) string {
+	return fmt.Sprintf("%s.retired-%d-%d", path, pid, start)
+}
+
+// MoveChildren moves the children file to path (an empty path: back to
+// Options.ChildrenFile) and records there from now on.
+func (p *Pools) MoveChildren(path string) error {
+	if p.opts.ChildrenFile == "" {
+		return nil
+	}
+	p.childMu.Lock()
+	defer p.childMu.Unlock()
+	from, to := p.opts.ChildrenFile, path
+	if p.childMoved != "" {
+		from = p.childMoved
+	}
+	if to == "" {
+		to = p.opts.ChildrenFile
+	}
+	if err := os.Rename(from, to); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("move the record of running servers: %w", err)
+	}
+	p.childMoved = path
+	return nil
+}
+
+// ChildrenFile is where the running servers are recorded now.
+func (p *Pools) ChildrenFile() string {
+	p.childMu.Lock()
+	defer p.childMu.Unlock()
+	if p.childMoved != "" {
+		return p.childMoved
+	}
+	return p.opts.ChildrenFile
+}
+
+// ReapRetired reaps (ReapOrphans) the groups recorded by daemons that
+// handed the socket of path's key over and then died without stopping
+// their servers; the files of such daemons still running are left alone.
+// It returns how many processes it signalled.
+func ReapRetired(path string) (int, error) {
+	matches, err := filepath.Glob(path + ".retired-*")
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	var errs []error
+	for _, m := range matches {
+		var pid int
+		var start uint64
+		if _, err := fmt.Sscanf(strings.TrimPrefix(m, path+".retired-"), "%d-%d", &pid, &start); err != nil {
+			continue
+		}
+		if start != 0 && osproc.StartTime(pid) == start {
+			continue // still finishing its calls
+		}
+		n, err := ReapOrphans(m)
+		total += n
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return total, errors.Join(errs...)
 }

@@ -175,3 +175,86 @@ func TestReapOrphansCarriesUncheckedRecords(t *testing.T) {
 		t.Fatalf("unreaped records %q, want both groups", got)
 	}
 }
+
+// The servers recorded by a daemon that handed its socket over are reaped
+// once that daemon is gone, never while it runs.
+func TestReapRetired(t *testing.T) {
+	if osproc.StartTime(os.Getpid()) == 0 {
+		t.Skip("no /proc here")
+	}
+	server := func() (*exec.Cmd, chan struct{}) {
+		cmd := exec.Command("sleep", "60")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill() })
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		return cmd, done
+	}
+	sid, _ := unix.Getsid(0)
+	record := func(path string, cmd *exec.Cmd) {
+		b, _ := json.Marshal(childRecord{Pgid: cmd.Process.Pid, Start: osproc.StartTime(cmd.Process.Pid), Sid: sid})
+		if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A daemon that is gone: a process that ran and was reaped.
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	children := filepath.Join(t.TempDir(), "k.children")
+	orphan, orphanDone := server()
+	kept, keptDone := server()
+	deadFile := RetiredChildren(children, gone.Process.Pid, 1)
+	liveFile := RetiredChildren(children, os.Getpid(), osproc.StartTime(os.Getpid()))
+	record(deadFile, orphan)
+	record(liveFile, kept)
+
+	if n, err := ReapRetired(children); err != nil || n != 1 {
+		t.Fatalf("ReapRetired = %d, %v; want 1", n, err)
+	}
+	select {
+	case <-orphanDone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server of the dead daemon was not killed")
+	}
+	select {
+	case <-keptDone:
+		t.Fatal("a server of a daemon still running was killed")
+	case <-time.After(100 * time.Millisecond):
+	}
+	if _, err := os.Stat(deadFile); !os.IsNotExist(err) {
+		t.Errorf("the dead daemon's record was not removed: %v", err)
+	}
+	if _, err := os.Stat(liveFile); err != nil {
+		t.Errorf("the running daemon's record: %v", err)
+	}
+}
+
+// Moving the record of running servers renames the file and records there
+// from then on; moving it back restores the first path.
+func TestMoveChildren(t *testing.T) {
+	dir := t.TempDir()
+	p := New(Options{ChildrenFile: filepath.Join(dir, "k.children")})
+	p.noteChild(os.Getpid(), true)
+	moved := filepath.Join(dir, "moved")
+	if err := p.MoveChildren(moved); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p.opts.ChildrenFile); !os.IsNotExist(err) || p.ChildrenFile() != moved {
+		t.Fatalf("after the move: %v, now %s", err, p.ChildrenFile())
+	}
+	p.noteChild(os.Getpid(), false)
+	if b, err := os.ReadFile(moved); err != nil || len(b) != 0 {
+		t.Fatalf("the moved record: %q, %v", b, err)
+	}
+	if err := p.MoveChildren(""); err != nil || p.ChildrenFile() != p.opts.ChildrenFile {
+		t.Fatalf("moving back: %v, now %s", err, p.ChildrenFile())
+	}
+	if _, err := os.Stat(p.opts.ChildrenFile); err != nil {
+		t.Fatal(err)
+	}
+}

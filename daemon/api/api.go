@@ -53,6 +53,7 @@ const (
 	CodeDirectoryNotAbsolute = "directory_not_absolute"
 	CodeUntrusted            = "untrusted_config"  // 403: the server's project file is not trusted (`mcpx trust`)
 	CodeInvalidArguments     = "invalid_arguments" // 422: arguments the tool's input schema rejects
+	CodeToolHidden           = "tool_hidden"       // 403: the server's tool filter in the config hides the tool
 )
 
 // Error is every non-2xx body.
@@ -75,6 +76,8 @@ type Error struct {
 	// Problems lists every violation of the input schema found
 	// (invalid_arguments), each "at /path: what".
 	Problems []string `json:"problems,omitempty"`
+	// Scope is what `mcpx login NS` asks for (insufficient_scope).
+	Scope string `json:"scope,omitempty"`
 }
 
 // Health is GET /v1/health.
@@ -107,6 +110,12 @@ type Namespace struct {
 	Tools int `json:"tools"`
 	// Live is the number of running instances.
 	Live int `json:"live"`
+	// Replaced is how many of its instances were stopped as hung: they
+	// did not answer after a call was cut short (timeout or cancel).
+	Replaced int `json:"replaced"`
+	// ExitsAfterAnswer: the server was seen exiting right after an
+	// answer, so each call gets its own instance (as scope "call").
+	ExitsAfterAnswer bool `json:"exitsAfterAnswer"`
 	// State of the cached schema: "cached", "unread" (never fetched or no
 	// usable snapshot), "error" (last fetch failed; Error says why).
 	State     string     `json:"state"`
@@ -173,10 +182,24 @@ type ToolsResponse struct {
 	Tools     []Tool    `json:"tools"`
 }
 
-// SearchHit is one search result.
+// SearchHit is one search result: the tool (without its definition), its
+// score, and why it ranked there.
 type SearchHit struct {
 	Tool
-	Score float64 `json:"score"`
+	Score float64       `json:"score"`
+	Why   []SearchMatch `json:"why,omitempty"`
+}
+
+// SearchMatch is one word of the query a hit matched: the word (or phrase)
+// as the query wrote it, lower-cased; the thesaurus entry or kind of value
+// it matched through, when not the word itself ("ticket" via "issue",
+// "notes.md" via "file"); and the fields of the tool that have it: "name",
+// "title", "description", "parameter", "parameter description", "enum
+// value", "server instructions".
+type SearchMatch struct {
+	Word   string   `json:"word"`
+	Via    string   `json:"via,omitempty"`
+	Fields []string `json:"fields"`
 }
 
 // SearchResponse is GET /v1/search?q=WORDS[&ns=NS][&limit=N]: at most
@@ -224,6 +247,10 @@ type CallRequest struct {
 	// CallResponse.Task set and no result; the daemon keeps following it.
 	Task   bool `json:"task,omitempty"`
 	Detach bool `json:"detach,omitempty"`
+	// Elicit says who answers the server's elicitations: ElicitAsk (the
+	// caller, through the stream: needs Stream), ElicitDefaults, or
+	// ElicitDecline ("" is ElicitDecline). See elicit.go.
+	Elicit string `json:"elicit,omitempty"`
 }
 
 // ArgPair is one key=value (JSON false) or key:=JSON (JSON true) argument
@@ -242,6 +269,7 @@ const ContentTypeNDJSON = "application/x-ndjson"
 // set.
 type StreamFrame struct {
 	Progress *Progress     `json:"progress,omitempty"`
+	Elicit   *Elicitation  `json:"elicit,omitempty"`
 	Log      *LogMessage   `json:"log,omitempty"`
 	Status   *CallStatus   `json:"status,omitempty"`
 	Result   *CallResponse `json:"result,omitempty"`
@@ -315,6 +343,13 @@ type RefreshResponse struct {
 // RestartRequest is POST /v1/restart; empty Namespace = all.
 type RestartRequest struct {
 	Namespace string `json:"namespace,omitempty"`
+}
+
+// ShutdownRequest is POST /v1/shutdown. Binary, when set, is the build
+// (HeaderBinary) the client wants replaced: a daemon of another build (the
+// one that already replaced it) answers without stopping.
+type ShutdownRequest struct {
+	Binary string `json:"binary,omitempty"`
 }
 
 // RestartResponse counts the instances stopped.

@@ -49,6 +49,7 @@ func AppendCallRequest(b []byte, r *CallRequest) ([]byte, error) {
 	b = appendTrue(b, "confirmed", r.Confirmed)
 	b = appendTrue(b, "task", r.Task)
 	b = appendTrue(b, "detach", r.Detach)
+	b = appendNonEmpty(b, "elicit", r.Elicit)
 	return append(b, '}'), nil
 }
 

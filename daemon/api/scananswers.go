@@ -57,10 +57,11 @@ func once(fields []string, visit func(key, v string) error) func(key, v string) 
 
 var (
 	namespacesFields = []string{"namespaces", "unavailableSources"}
-	namespaceFields  = []string{"name", "description", "transport", "sharing", "scope", "serverHash", "source", "tools", "live", "state", "error", "fetchedAt"}
+	namespaceFields  = []string{"name", "description", "transport", "sharing", "scope", "serverHash", "source", "tools", "live", "replaced", "exitsAfterAnswer", "state", "error", "fetchedAt"}
 	toolsFields      = []string{"namespace", "tools"}
 	toolFields       = []string{"namespace", "name", "description", "annotations", "definition"}
-	hitFields        = []string{"namespace", "name", "description", "annotations", "definition", "score"}
+	hitFields        = []string{"namespace", "name", "description", "annotations", "definition", "score", "why"}
+	matchFields      = []string{"word", "via", "fields"}
 	searchFields     = []string{"query", "results", "unread"}
 )
 
@@ -101,6 +102,10 @@ func readNamespace(s string, n *Namespace) error {
 			return readInt(v, &n.Tools)
 		case "live":
 			return readInt(v, &n.Live)
+		case "replaced":
+			return readInt(v, &n.Replaced)
+		case "exitsAfterAnswer":
+			return readBool(v, &n.ExitsAfterAnswer)
 		case "state":
 			return readString(v, &n.State)
 		case "error":
@@ -167,10 +172,12 @@ func readSearchResponse(s string, r *SearchResponse) error {
 				r.Results = append(r.Results, SearchHit{})
 				h := &r.Results[len(r.Results)-1]
 				return members(item, once(hitFields, func(key, v string) error {
-					if key == "score" {
+					switch {
+					case key == "score":
 						return readFloat(v, &h.Score)
-					}
-					if strings.EqualFold(key, "score") {
+					case key == "why":
+						return readMatches(v, &h.Why)
+					case strings.EqualFold(key, "score") || strings.EqualFold(key, "why"):
 						return errOtherShape
 					}
 					return readToolMember(key, v, &h.Tool)
@@ -185,6 +192,30 @@ func readSearchResponse(s string, r *SearchResponse) error {
 		}
 		return unknownKey(key, searchFields...)
 	}))
+}
+
+// readMatches reads a search hit's why.
+func readMatches(s string, why *[]SearchMatch) error {
+	*why = []SearchMatch{}
+	return elements(s, func(item string) error {
+		*why = append(*why, SearchMatch{})
+		m := &(*why)[len(*why)-1]
+		return members(item, once(matchFields, func(key, v string) error {
+			switch key {
+			case "word":
+				return readString(v, &m.Word)
+			case "via":
+				return readString(v, &m.Via)
+			case "fields":
+				m.Fields = []string{}
+				return elements(v, func(f string) error {
+					m.Fields = append(m.Fields, "")
+					return readString(f, &m.Fields[len(m.Fields)-1])
+				})
+			}
+			return unknownKey(key, matchFields...)
+		}))
+	})
 }
 
 // readInt reads a JSON integer that fits an int; anything else (null, a
@@ -220,7 +251,7 @@ func DecodeCallRequest(data []byte) (*CallRequest, error) {
 }
 
 var (
-	callRequestFields = []string{"namespace", "tool", "arguments", "pairs", "noValidate", "raw", "stream", "session", "cwd", "confirmed", "task", "detach"}
+	callRequestFields = []string{"namespace", "tool", "arguments", "pairs", "noValidate", "raw", "stream", "session", "cwd", "confirmed", "task", "detach", "elicit"}
 	argPairFields     = []string{"key", "value", "json"}
 )
 
@@ -267,6 +298,8 @@ func readCallRequest(s string, r *CallRequest) error {
 			return readBool(v, &r.Task)
 		case "detach":
 			return readBool(v, &r.Detach)
+		case "elicit":
+			return readString(v, &r.Elicit)
 		}
 		return unknownKey(key, callRequestFields...)
 	}))

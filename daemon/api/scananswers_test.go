@@ -3,11 +3,13 @@ package api
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
 var namespacesAnswers = []string{
-	`{"namespaces":[{"name":"demo","description":"Built-in demo server","transport":"stdio","sharing":"shared","scope":"global","serverHash":"0123456789abcdef","tools":7,"live":1,"state":"cached","fetchedAt":"2026-12-01T12:00:00.123456789Z"},{"name":"idle","transport":"stdio","sharing":"shared","scope":"global","serverHash":"fedcba","source":"/h/.config/mcpx/config.json","tools":0,"live":0,"state":"unread"}]}`,
+	`{"namespaces":[{"name":"demo","description":"Built-in demo server","transport":"stdio","sharing":"shared","scope":"global","serverHash":"0123456789abcdef","tools":7,"live":1,"replaced":2,"exitsAfterAnswer":true,"state":"cached","fetchedAt":"2026-12-01T12:00:00.123456789Z"},{"name":"idle","transport":"stdio","sharing":"shared","scope":"global","serverHash":"fedcba","source":"/h/.config/mcpx/config.json","tools":0,"live":0,"state":"unread"}]}`,
 	`{"namespaces":[],"unavailableSources":[{"path":"/p/.cursor/mcp.json","host":"cursor","error":"x:1:2: bad"}]}`,
 	`{"namespaces":[{"name":"e","state":"error","error":"fetch: \"boom\"\n\tline"}]}`,
 	`{"namespaces":null}`,
@@ -32,13 +34,15 @@ var toolsAnswers = []string{
 }
 
 var searchAnswers = []string{
-	`{"query":"echo","results":[{"namespace":"demo","name":"echo","description":"Echo the given text back unchanged.","score":3.25},{"namespace":"demo2","name":"echo","score":1e-3}],"unread":["idle002","idle003"]}`,
+	`{"query":"echo","results":[{"namespace":"demo","name":"echo","description":"Echo the given text back unchanged.","score":3.25,"why":[{"word":"echo","fields":["name","description"]},{"word":"ticket","via":"issue","fields":[]}]},{"namespace":"demo2","name":"echo","score":1e-3}],"unread":["idle002","idle003"]}`,
 	`{"query":"x","results":[]}`,
 	`{"query":"x","results":null,"unread":null}`,
 	`{"results":[{"name":"a","score":1e999}]}`,
 	`{"results":[{"name":"a","SCORE":1}]}`,
 	`{"results":[{"name":"a","score":"1"}]}`,
 	`{"unread":["a",1]}`,
+	`{"results":[{"name":"a","why":null}]}`,
+	`{"results":[{"name":"a","why":[{"word":"w","Fields":["x"]}]}]}`,
 }
 
 // decodeLikeJSON checks that decode answers what json.Unmarshal answers
@@ -135,4 +139,54 @@ func FuzzDecodeRowsHead(f *testing.F) {
 			return h, err
 		})
 	})
+}
+
+// Every field of the types read by hand has its reader: a field added to
+// one of them and not to its reader fails here (it would be dropped
+// silently).
+func TestReadersKnowEveryField(t *testing.T) {
+	for _, c := range []struct {
+		typ    any
+		fields []string
+	}{
+		{NamespacesResponse{}, namespacesFields},
+		{Namespace{}, namespaceFields},
+		{ToolsResponse{}, toolsFields},
+		{Tool{}, toolFields},
+		{SearchHit{}, hitFields},
+		{SearchMatch{}, matchFields},
+		{SearchResponse{}, searchFields},
+		{CallRequest{}, callRequestFields},
+		{ArgPair{}, argPairFields},
+		{rowsHead{}, []string{"namespace"}},
+	} {
+		want := jsonNames(reflect.TypeOf(c.typ))
+		slices.Sort(want)
+		got := slices.Sorted(slices.Values(c.fields))
+		if !slices.Equal(got, want) {
+			t.Errorf("%T: the reader knows %q, the type has %q", c.typ, got, want)
+		}
+	}
+}
+
+// jsonNames are the JSON member names of struct type t, embedded structs'
+// promoted.
+func jsonNames(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			out = append(out, jsonNames(f.Type)...)
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, name)
+	}
+	return out
 }

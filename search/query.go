@@ -1,0 +1,371 @@
+package search
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Query is a parsed query: one concept per word (or thesaurus phrase) that
+// search does not ignore, and one per value that says what kind of thing
+// the tool works on.
+type Query struct {
+	concepts []concept
+	question bool // the query asks something (isQuestion): it wants to look, not to change
+}
+
+type concept struct {
+	word  string // as the query wrote it, lower case
+	alts  []alt  // alts[0] is its own term (weight 1, less in context or a value, 0 for a cue or a phrasal verb); then the thesaurus's, best first
+	shape bool   // a value's kind (a URL, a file…): alts[0] is the kind, at weightShape
+	whole bool   // the whole of a word written in parts (token.whole)
+}
+
+// weightSecondHop scales an entry of an entry's thesaurus groups (two
+// steps from the query's word: "remember" → memory → knowledge graph),
+// on top of both steps' weights.
+var weightSecondHop = 0.5
+
+// weightShape is the weight of the kind of a value the query holds
+// (https://…, notes.md, *.go, @alice): "file" for notes.md.
+var weightShape = 1.0
+
+// weightContext is the weight of a word that follows a preposition
+// (isPreposition): the namespace of "list the pods in the default
+// namespace" says where, the pods what.
+var weightContext = 0.9
+
+// weightValueWord is the weight of a word inside a value the query holds:
+// the "config" and "ts" of src/config.ts name the file, not the tool.
+var weightValueWord = 0.25
+
+// ParseQuery reads a query: without its request frames ("can you…", "I
+// need to…"), its words reduced to terms as documents' are, runs of words
+// the thesaurus knows as a phrase taken as one and phrasal verbs ("set
+// up", "close to") as what they point to, each with the other entries of
+// its thesaurus groups and theirs; then the kinds of the values it holds
+// (shapeOf), whose own words count little. A word given twice counts once.
+// Whether it is a question (isQuestion) is kept for ranking.
+func ParseQuery(text string) Query {
+	th := builtin()
+	var q Query
+	has := func(key string) bool {
+		return slices.ContainsFunc(q.concepts, func(c concept) bool { return c.alts[0].term == key })
+	}
+	// add adds the concept of term key at weight own, and its thesaurus
+	// entries at their weights times factor.
+	add := func(key, word string, own, factor float64) {
+		if has(key) {
+			return
+		}
+		c := concept{word: word, alts: []alt{{key, own}}}
+		for _, r := range th.alts[key] {
+			c.alts = append(c.alts, alt{r.term, factor * r.weight()})
+		}
+		for _, r := range th.alts[key] {
+			for _, r2 := range th.alts[r.term] {
+				if r2.term != key && !slices.ContainsFunc(c.alts, func(a alt) bool { return a.term == r2.term }) {
+					c.alts = append(c.alts, alt{r2.term, weightSecondHop * factor * r.weight() * r2.weight()})
+				}
+			}
+		}
+		slices.SortStableFunc(c.alts[1:], func(a, b alt) int { return cmp.Compare(b.weight, a.weight) })
+		q.concepts = append(q.concepts, c)
+	}
+	// The query's tokens, each with its weight: 1, less after a
+	// preposition (weightContext), inside a value or a number
+	// (weightValueWord).
+	type weighted struct {
+		token
+		w       float64
+		phrasal bool // a verb and its particle ("set up"): only its thesaurus entries count
+	}
+	fields := withoutFrames(strings.Fields(text))
+	q.question = isQuestion(fields)
+	var tokens []weighted
+	var kinds []concept
+	var cues []string
+	context := false // after a preposition, in the same clause
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if n, key := th.phrasalAt(fields, i); n > 0 {
+			w := 1.0
+			if context {
+				w = weightContext
+			}
+			var written []string
+			for _, f := range fields[i : i+n] {
+				written = append(written, normalWord(f))
+			}
+			tokens = append(tokens, weighted{token{term: key, written: strings.Join(written, " ")}, w, true})
+			i += n - 1
+			if last := fields[i]; endsClause(last) {
+				context = false
+			} else if isPreposition(normalWord(last)) {
+				context = true // close to the station
+			}
+			continue
+		}
+		lower := strings.ToLower(strings.Trim(f, ",;.:!?\"'()"))
+		if isPreposition(lower) {
+			context = true
+		}
+		w := 1.0
+		if context {
+			w = weightContext
+		}
+		if kind := shapeOf(f); kind != "" {
+			w *= weightValueWord
+			kinds = append(kinds, concept{word: strings.ToLower(f), alts: []alt{{kind, weightShape}}, shape: true})
+		} else if isDigits(strings.TrimLeft(lower, "#")) {
+			w *= weightValueWord // a number is an argument: PR 42, the last 20 lines
+		}
+		for _, t := range tokenize(f, nil) {
+			tokens = append(tokens, weighted{t, w, false})
+		}
+		for _, word := range words(f) {
+			if cue := strings.ToLower(word); stopWords()[cue] && th.alts[cue] != nil {
+				cues = append(cues, cue)
+			}
+		}
+		if lower == "and" || lower == "then" || lower == "or" || endsClause(f) {
+			context = false // a new clause
+		}
+	}
+	var run []weighted // words in a row, for phrases
+	flush := func() {
+		for i := 0; i < len(run); {
+			terms := make([]string, 0, len(run)-i)
+			for _, t := range run[i:] {
+				terms = append(terms, t.term)
+			}
+			n := max(th.phraseAt(terms, 0), 1)
+			var words []string
+			w := 1.0
+			for _, t := range run[i : i+n] {
+				words = append(words, t.written)
+				w = min(w, t.w)
+			}
+			add(strings.Join(terms[:n], " "), strings.Join(words, " "), w, w)
+			i += n
+		}
+		run = run[:0]
+	}
+	for _, t := range tokens {
+		if t.phrasal {
+			flush()
+			add(t.term, t.written, 0, t.w) // documents never have it
+			continue
+		}
+		if t.whole {
+			flush()
+			add(t.term, t.written, t.w, t.w)
+			if c := &q.concepts[len(q.concepts)-1]; c.alts[0].term == t.term {
+				c.whole = true
+			}
+			continue
+		}
+		run = append(run, t)
+	}
+	flush()
+	for _, cue := range cues {
+		add(cue, cue, 0, 1) // documents never have the cue itself
+	}
+	for _, k := range kinds {
+		if !has(k.alts[0].term) {
+			q.concepts = append(q.concepts, k)
+		}
+	}
+	return q
+}
+
+// isQuestion reports whether a query (its words) asks a question rather
+// than for an action: it starts with a question word ("which pods are
+// crashing", "is the build green", "when was it created") or ends with
+// "?". A request put as a question ("can you create…", "how do I
+// delete…") is not one.
+func isQuestion(fields []string) bool {
+	if len(fields) == 0 {
+		return false
+	}
+	word := func(i int) string {
+		if i >= len(fields) {
+			return ""
+		}
+		return normalWord(fields[i])
+	}
+	switch word(0) {
+	case "can", "could", "would", "will", "please", "pls":
+		return false // a request: can you…
+	case "how":
+		switch word(1) {
+		case "do", "can", "should", "would", "to", "could":
+			return false // how do I…: asks for the action
+		}
+		return true
+	case "what", "what's", "whats", "which", "who", "who's", "whom", "whose", "where", "where's", "when", "why", "whether",
+		"is", "are", "was", "were", "does", "do", "did", "has", "have", "had", "any", "isn't", "aren't", "doesn't", "didn't":
+		return true
+	}
+	return strings.HasSuffix(fields[len(fields)-1], "?")
+}
+
+// normalWord is a query's word lower-cased, without the punctuation around
+// it, with a typographic apostrophe made plain.
+func normalWord(f string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.Trim(f, ",;.:!?\"'()")), "’", "'")
+}
+
+// endsClause reports whether a query's word ends a clause (a comma, a full
+// stop…).
+func endsClause(f string) bool { return strings.ContainsAny(f[len(f)-1:], ",;.:!?") }
+
+// frames are the words around a request that say nothing of the task:
+// "can you…", "I need to…", "go ahead and…", "tell me…", "for me". They are
+// dropped before a query is read (withoutFrames), with any word that
+// would otherwise count ("go" would navigate, "make" create, "tell" send).
+var frames = [][]string{
+	{"can", "you"}, {"could", "you"}, {"would", "you"}, {"will", "you"}, {"would", "you", "mind"},
+	{"i", "need", "to"}, {"i", "want", "to"}, {"i'd", "like", "to"}, {"i", "would", "like", "to"}, {"i", "have", "to"},
+	{"we", "need", "to"}, {"i'm", "trying", "to"}, {"i", "am", "trying", "to"}, {"trying", "to"}, {"try", "to"},
+	{"help", "me"}, {"help", "us"}, {"go", "ahead", "and"}, {"make", "sure"}, {"make", "sure", "that"},
+	{"find", "out"}, {"figure", "out"}, {"tell", "me"}, {"tell", "us"}, {"let", "me", "know"}, {"let", "us", "know"},
+	{"for", "me"}, {"for", "us"}, {"is", "there", "a", "way", "to"}, {"is", "it", "possible", "to"},
+	{"how", "do", "i"}, {"how", "can", "i"}, {"how", "would", "i"}, {"how", "should", "i"},
+	{"what's", "the", "best", "way", "to"}, {"what", "is", "the", "best", "way", "to"},
+	{"right", "now"}, {"real", "quick"}, {"quickly"}, {"asap"}, {"if", "possible"}, {"if", "you", "can"},
+	{"thanks"}, {"thank", "you"}, {"kindly"}, {"please"}, {"hey"},
+}
+
+// withoutFrames returns fields without the words of frames.
+func withoutFrames(fields []string) []string {
+	out := make([]string, 0, len(fields))
+	for i := 0; i < len(fields); {
+		n := 0
+		for _, fr := range frames {
+			if len(fr) > n && i+len(fr) <= len(fields) && slices.EqualFunc(fr, fields[i:i+len(fr)], func(w, f string) bool { return w == normalWord(f) }) {
+				n = len(fr)
+			}
+		}
+		if n == 0 {
+			out = append(out, fields[i])
+			i++
+			continue
+		}
+		// A frame ending a clause ("…for me.") keeps the clause's end.
+		if last := fields[i+n-1]; endsClause(last) && len(out) > 0 && !endsClause(out[len(out)-1]) {
+			out[len(out)-1] += last[len(last)-1:]
+		}
+		i += n
+	}
+	return out
+}
+
+// isPreposition: the words after it (in the same clause) say where or of
+// what, not what the tool does: "list the pods in the default namespace".
+func isPreposition(w string) bool {
+	switch w {
+	case "in", "on", "of", "at", "from", "to", "into", "onto", "for", "with", "about", "by", "over", "under",
+		"between", "through", "across", "inside", "within", "during", "via", "per", "without", "among", "off":
+		return true
+	}
+	return false
+}
+
+// Empty reports whether the query has no word search can use (only
+// common words, or none).
+func (q Query) Empty() bool { return len(q.concepts) == 0 }
+
+// shapeOf is the kind of thing a word of a query is, when it is a value
+// rather than a word — an agent names the file or page it works on — as
+// the term tools use for it: "url" (https://…, www.…, localhost:3000,
+// example.com), "directory" (src/), "file" (notes.md, ./run.sh, /etc/hosts),
+// "pattern" (*.go), "user" (@alice), "channel" (#general); else "".
+func shapeOf(f string) string {
+	f = strings.Trim(f, "\"'`()[]{}<>,;!?")
+	f = strings.TrimRight(f, ".:")
+	if len(f) < 2 {
+		return ""
+	}
+	lower := strings.ToLower(f)
+	switch {
+	case strings.Contains(lower, "://"), strings.HasPrefix(lower, "www."), strings.HasPrefix(lower, "localhost"):
+		return "url"
+	case strings.ContainsAny(f, "*?"):
+		return "pattern"
+	case f[0] == '@' && isName(f[1:]):
+		return "user"
+	case f[0] == '#' && isName(f[1:]) && !isDigits(f[1:]):
+		return "channel"
+	case conventionalFile(lower):
+		return "file"
+	}
+	dir, base := "", lower
+	if i := strings.LastIndexByte(lower, '/'); i >= 0 {
+		dir, base = lower[:i+1], lower[i+1:]
+	}
+	name, ext, dotted := cutLast(base, '.')
+	switch {
+	case dotted && len(name) >= 2 && isName(name) && webDomains(ext) && dir == "":
+		return "url"
+	case dotted && len(name) >= 2 && len(ext) <= 5 && isName(ext) && !isDigits(ext):
+		return "file"
+	case dir != "" && base == "" && len(dir) > 1:
+		return "directory" // src/, /var/log/
+	case dir != "" && (dir[0] == '/' || strings.HasPrefix(dir, "./") || strings.HasPrefix(dir, "~/")):
+		return "file"
+	}
+	return ""
+}
+
+func cutLast(s string, sep byte) (before, after string, found bool) {
+	if i := strings.LastIndexByte(s, sep); i >= 0 {
+		return s[:i], s[i+1:], true
+	}
+	return s, "", false
+}
+
+// isName: letters, digits, and - _ . only, at least one letter or digit.
+func isName(s string) bool {
+	ok := false
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			ok = true
+		case r == '-' || r == '_' || r == '.':
+		default:
+			return false
+		}
+	}
+	return ok
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// conventionalFile reports whether name is a file every project knows by
+// its name alone, or a dot file (.env, .gitignore).
+func conventionalFile(name string) bool {
+	switch name {
+	case "readme", "license", "licence", "changelog", "makefile", "dockerfile", "gemfile", "procfile", "vagrantfile", "jenkinsfile":
+		return true
+	}
+	return len(name) > 2 && name[0] == '.' && name[1] != '.' && name[1] != '/' && isName(name[1:])
+}
+
+// webDomains reports whether ext is a top-level domain common in the
+// addresses an agent types (example.com), not a file extension.
+func webDomains(ext string) bool {
+	switch ext {
+	case "com", "org", "net", "io", "dev", "app", "ai", "co", "edu", "gov", "info":
+		return true
+	}
+	return false
+}

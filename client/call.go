@@ -52,13 +52,12 @@ func (c *Client) CallStream(ctx context.Context, req api.CallRequest, onFrame fu
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, c.callBound(req.Namespace))
 	defer cancel()
-	conn, resp, err := c.send(parent, ctx, "POST", path, path, req)
+	cn, resp, err := c.send(parent, ctx, "POST", path, path, req)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
+	stop := context.AfterFunc(ctx, func() { cn.Close() })
+	defer c.release(cn, resp, stop)
 	if resp.Status < 200 || resp.Status > 299 {
 		data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 		if err != nil {

@@ -93,6 +93,10 @@ type Options struct {
 	// CallMargin is added to a call's bound, the server's callTimeout plus
 	// startTimeout, for the daemon's own work (default 30 s).
 	CallMargin time.Duration
+	// KeepAlive keeps connections to the daemon open for later requests
+	// (keepalive.go): for a long-lived process that sends many, mcpx
+	// serve. The CLI sends one request and leaves it off.
+	KeepAlive bool
 }
 
 // Client talks to the daemon serving one directory. It is safe for
@@ -117,6 +121,9 @@ type Client struct {
 	// another build is replaced (upgrade.go).
 	self    string
 	upgrade upgradeState
+	// pool holds idle connections (Options.KeepAlive; nil: a connection
+	// per request).
+	pool *connPool
 
 	prepareOnce sync.Once
 	prepareErr  error
@@ -200,6 +207,9 @@ func New(opts Options) (*Client, error) {
 		self: self, ask: opts.Ask}
 	if c.timeout <= 0 {
 		c.timeout = 2 * time.Minute
+	}
+	if opts.KeepAlive {
+		c.pool = &connPool{}
 	}
 	if c.margin <= 0 {
 		c.margin = 30 * time.Second

@@ -280,6 +280,7 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	// last.
 	grace, cancel := context.WithTimeout(context.Background(), opts.ShutdownGrace)
 	d.lns.close()
+	d.unanswered.stopReading()
 	if n := d.unanswered.wait(grace); n > 0 {
 		d.log.Printf("stop serving: %d connections sent no request within %s", n, opts.ShutdownGrace)
 	}

@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"bytes"
 	"net/http"
+	"strconv"
 	"sync"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
@@ -13,7 +15,10 @@ import (
 // server's notifications, which arrive on its transport's reader, never
 // wait for a slow client: when the queue is full, progress and log frames
 // are dropped (the next one says where the call is); the last frame (the
-// result or the error) is always written.
+// result or the error) is always written. The answer starts with its first
+// frame: when that is the last one (no status frame was asked for and the
+// server sent nothing), it goes out in one piece with its length, the way
+// a plain answer does, instead of as a chunked stream.
 type frameStream struct {
 	w     http.ResponseWriter
 	queue chan api.StreamFrame
@@ -31,7 +36,6 @@ const frameQueue = 64
 func startStream(w http.ResponseWriter) *frameStream {
 	w.Header().Set("Content-Type", api.ContentTypeNDJSON)
 	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
 	fs := &frameStream{w: w, queue: make(chan api.StreamFrame, frameQueue), done: make(chan struct{})}
 	go fs.run()
 	return fs
@@ -39,20 +43,37 @@ func startStream(w http.ResponseWriter) *frameStream {
 
 func (fs *frameStream) run() {
 	defer close(fs.done)
-	enc := newEncoder(fs.w)
+	var line bytes.Buffer
+	enc := newEncoder(&line)
 	flusher, _ := fs.w.(http.Flusher)
-	broken := false
+	started, broken := false, false
 	for f := range fs.queue {
 		if broken {
 			continue // the client went away: drain
 		}
+		line.Reset()
 		if err := enc.Encode(f); err != nil {
 			broken = true
 			continue
 		}
-		if flusher != nil {
+		last := f.Result != nil || f.Error != nil
+		if !started {
+			started = true
+			if last {
+				fs.w.Header().Set("Content-Length", strconv.Itoa(line.Len()))
+			}
+			fs.w.WriteHeader(http.StatusOK)
+		}
+		if _, err := fs.w.Write(line.Bytes()); err != nil {
+			broken = true
+			continue
+		}
+		if flusher != nil && !last {
 			flusher.Flush()
 		}
+	}
+	if !started {
+		fs.w.WriteHeader(http.StatusOK) // closed without a frame
 	}
 }
 

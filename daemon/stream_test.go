@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"testing"
 
@@ -63,5 +64,42 @@ func TestStreamedCall(t *testing.T) {
 	last = frames[len(frames)-1]
 	if last.Error == nil || last.Error.Code != api.CodeInvalidArguments || last.Error.Suggestion != "text" {
 		t.Fatalf("last frame %+v, want invalid_arguments suggesting text", last)
+	}
+}
+
+// NoStatus (mcpx serve): no status frame, and a call during which the
+// server sends nothing is answered in one piece, with its length, instead
+// of a chunked stream.
+func TestStreamedCallWithoutStatus(t *testing.T) {
+	_, d, _ := startFixture(t)
+	b, _ := json.Marshal(api.CallRequest{Namespace: "fx", Tool: "echo", Pairs: []api.ArgPair{{Key: "text", Value: "hi"}},
+		Stream: true, NoStatus: true})
+	resp, err := d.http.Post("http://mcpx"+api.PathCall, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != api.ContentTypeNDJSON || resp.ContentLength != int64(len(body)) ||
+		len(resp.TransferEncoding) != 0 {
+		t.Fatalf("answer %s, type %q, length %d of %d, transfer %v", resp.Status, resp.Header.Get("Content-Type"), resp.ContentLength,
+			len(body), resp.TransferEncoding)
+	}
+	var f api.StreamFrame
+	if err := json.Unmarshal(body, &f); err != nil || f.Result == nil || text(t, f.Result) != "hi" || bytes.Count(body, []byte("\n")) != 1 {
+		t.Fatalf("body %q, want the result frame alone", body)
+	}
+	// Frames the server sends still stream, without a status frame.
+	_, frames := d.streamCall(api.CallRequest{Namespace: "fx", Tool: "log", Pairs: []api.ArgPair{{Key: "text", Value: "a line"}}, NoStatus: true})
+	for _, f := range frames {
+		if f.Status != nil {
+			t.Fatalf("a status frame with NoStatus: %+v", frames)
+		}
+	}
+	if len(frames) < 2 || frames[len(frames)-1].Result == nil {
+		t.Fatalf("frames %+v, want the log line and the result", frames)
 	}
 }

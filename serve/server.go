@@ -65,6 +65,7 @@ func (s *mcpxServer) reload(ctx context.Context) error {
 		Getenv:     s.opts.Getenv,
 		Manager:    s.mgr,
 		Paths:      &s.paths,
+		KeepAlive:  true,
 	})
 	if err != nil {
 		if s.client() == nil {
@@ -78,6 +79,9 @@ func (s *mcpxServer) reload(ctx context.Context) error {
 	// Keep the client (and its connections to the daemon) while the
 	// config means the same servers.
 	if s.c == nil || s.c.Key() != c.Key() || s.c.Config().SchemaHash() != c.Config().SchemaHash() {
+		if s.c != nil {
+			s.c.CloseIdle()
+		}
 		s.c = c
 	}
 	return nil
@@ -256,7 +260,7 @@ func (s *mcpxServer) call(ctx context.Context, e entry, args any, token mcp.Prog
 	}
 	c := s.client()
 	ns, tool := e.ns, e.name
-	req := api.CallRequest{Namespace: ns, Tool: tool, Arguments: raw, Session: sessionOf(ctx), Cwd: s.opts.Dir,
+	req := api.CallRequest{Namespace: ns, Tool: tool, Arguments: raw, Session: sessionOf(ctx), Cwd: s.opts.Dir, NoStatus: true,
 		Detach: token != nil && taskSupport(e.def) == "required"}
 	name := ns + "." + tool
 	fw := &forwarder{srv: s.mcp, ctx: ctx, ns: ns, token: token}

@@ -17,11 +17,13 @@ import (
 // the host set with logging/setLevel ("error" until it sets one). Status
 // frames (starting, calling) have no MCP counterpart and are dropped.
 type forwarder struct {
-	srv   *server.MCPServer
-	ctx   context.Context // the host's request: names its session
-	ns    string
-	token mcp.ProgressToken
-	sent  bool
+	srv *server.MCPServer
+	ctx context.Context // the host's request: names its session
+	// logger names the server's log lines: "" keeps the server's own
+	// logger (a namespace's front), NS prefixes it (the aggregate).
+	logger string
+	token  mcp.ProgressToken
+	sent   bool
 }
 
 // frame forwards one frame; it runs on the call's goroutine and never
@@ -40,20 +42,24 @@ func (f *forwarder) frame(fr api.StreamFrame) {
 			f.sent = true
 		}
 	case fr.Log != nil:
-		if f.srv.SendLogMessageToClient(f.ctx, logNotification(f.ns, fr.Log)) == nil {
+		if f.srv.SendLogMessageToClient(f.ctx, logNotification(f.logger, fr.Log)) == nil {
 			f.sent = true
 		}
 	}
 }
 
 // logNotification is a server's log message as the host sees it: level and
-// data as the server sent them, the logger named after the namespace
-// ("NS", or "NS.LOGGER" when the server named one) since the host sees one
-// server where there are many.
-func logNotification(ns string, l *api.LogMessage) mcp.LoggingMessageNotification {
-	logger := ns
-	if l.Logger != "" {
-		logger = ns + "." + l.Logger
+// data as the server sent them, the logger the server's own, or, with a
+// prefix (the aggregate's namespace), named after it ("NS", or
+// "NS.LOGGER" when the server named one) since the host sees one server
+// where there are many.
+func logNotification(prefix string, l *api.LogMessage) mcp.LoggingMessageNotification {
+	logger := l.Logger
+	switch {
+	case prefix != "" && logger != "":
+		logger = prefix + "." + logger
+	case prefix != "":
+		logger = prefix
 	}
 	var data any
 	if len(l.Data) > 0 {

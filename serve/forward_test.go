@@ -36,7 +36,7 @@ func queued(cs *server.InProcessSession) []mcp.JSONRPCNotification {
 
 func TestForwardProgress(t *testing.T) {
 	srv, cs, ctx := session(t)
-	fw := &forwarder{srv: srv, ctx: ctx, ns: "everything", token: "host-7"}
+	fw := &forwarder{srv: srv, ctx: ctx, logger: "everything", token: "host-7"}
 	fw.frame(api.StreamFrame{Status: &api.CallStatus{State: api.CallStarting, Namespace: "everything"}})
 	fw.frame(api.StreamFrame{Progress: &api.Progress{Progress: 1, Total: 4, Message: "step 1"}})
 	fw.frame(api.StreamFrame{Progress: &api.Progress{Progress: 2}})
@@ -61,7 +61,7 @@ func TestForwardProgress(t *testing.T) {
 	fw.flush() // the queue is empty: returns at once
 
 	// Without a token the host did not ask for progress: nothing is sent.
-	fw = &forwarder{srv: srv, ctx: ctx, ns: "everything"}
+	fw = &forwarder{srv: srv, ctx: ctx, logger: "everything"}
 	fw.frame(api.StreamFrame{Progress: &api.Progress{Progress: 1, Total: 4}})
 	if got := queued(cs); len(got) != 0 || fw.sent {
 		t.Errorf("progress without a token: %+v", got)
@@ -70,7 +70,7 @@ func TestForwardProgress(t *testing.T) {
 
 func TestForwardLog(t *testing.T) {
 	srv, cs, ctx := session(t)
-	fw := &forwarder{srv: srv, ctx: ctx, ns: "everything"} // logs need no token
+	fw := &forwarder{srv: srv, ctx: ctx, logger: "everything"} // logs need no token
 	info := api.StreamFrame{Log: &api.LogMessage{Level: "info", Data: json.RawMessage(`"warming up"`)}}
 	fail := api.StreamFrame{Log: &api.LogMessage{Level: "error", Logger: "db", Data: json.RawMessage(`{"code":7}`)}}
 
@@ -108,5 +108,17 @@ func TestForwardLog(t *testing.T) {
 	_ = json.Unmarshal(b, &msg)
 	if msg.Params.Level != "info" || msg.Params.Logger != "everything" || string(msg.Params.Data) != `"warming up"` {
 		t.Errorf("forwarded log: %s", b)
+	}
+}
+
+// On a namespace's own front (/mcp/NS) the server's logger is kept as is.
+func TestForwardLogOwnLogger(t *testing.T) {
+	for _, c := range []struct{ prefix, logger, want string }{
+		{"", "db", "db"}, {"", "", ""}, {"ns", "", "ns"}, {"ns", "db", "ns.db"},
+	} {
+		n := logNotification(c.prefix, &api.LogMessage{Level: "info", Logger: c.logger})
+		if n.Params.Logger != c.want {
+			t.Errorf("prefix %q logger %q: %q, want %q", c.prefix, c.logger, n.Params.Logger, c.want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,6 +78,9 @@ func (c *Client) CallStream(ctx context.Context, req api.CallRequest, onFrame fu
 	for {
 		line, err := rd.ReadBytes('\n')
 		if len(line) > 0 {
+			if r, ok := resultFrame(line); ok {
+				return r, nil
+			}
 			var f api.StreamFrame
 			if jerr := json.Unmarshal(line, &f); jerr != nil {
 				return nil, fmt.Errorf("POST %s: decode frame: %w", path, jerr)
@@ -100,4 +104,18 @@ func (c *Client) CallStream(ctx context.Context, req api.CallRequest, onFrame fu
 			return nil, fmt.Errorf("POST %s: the answer ended before the result: %w: %w", path, ErrDaemonUnavailable, err)
 		}
 	}
+}
+
+// resultFrame decodes a result frame, {"result":CallResponse}, as the
+// daemon writes it, with api.DecodeCallResponse instead of reflection (the
+// result shares line's memory). ok is false for any other line, which the
+// caller decodes in full.
+func resultFrame(line []byte) (*api.CallResponse, bool) {
+	const prefix = `{"result":`
+	inner := bytes.TrimRight(line, "\r\n")
+	if !bytes.HasPrefix(inner, []byte(prefix)) || len(inner) < len(prefix)+2 || inner[len(inner)-1] != '}' {
+		return nil, false
+	}
+	r, err := api.DecodeCallResponse(inner[len(prefix) : len(inner)-1])
+	return r, err == nil && r != nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -27,6 +28,10 @@ type front struct {
 	mcp *server.MCPServer
 	// http serves mcp over streamable HTTP (HTTP mode only).
 	http *server.StreamableHTTPServer
+
+	// served is what tool answers: each tool f lists, by the name hosts
+	// call it (stdio.go answers their calls itself).
+	served atomic.Pointer[map[string]entry]
 
 	// Owned by mcpxServer.sync (one goroutine at a time).
 	hash            config.ServerHash // ns's definition at the last sync
@@ -140,17 +145,39 @@ func (f *front) update(cat *catalog, moved bool) {
 // advertised: mcpx runs such tools to completion for the host.
 func (f *front) tools(list []entry) []server.ServerTool {
 	out := make([]server.ServerTool, 0, len(list))
+	byName := make(map[string]entry, len(list))
 	for _, e := range list {
 		t, err := mcpTool(e)
 		if err != nil {
 			f.s.opts.Log.Printf("%s.%s: %v; not served", e.ns, e.name, err)
 			continue
 		}
+		byName[t.Name] = e
 		out = append(out, server.ServerTool{Tool: t, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return f.call(ctx, e, req.Params.Arguments, progressToken(req))
+			return f.call(ctx, e, arguments(req), progressToken(req))
 		}})
 	}
+	f.served.Store(&byName)
 	return out
+}
+
+// tool is the tool f lists under name (not the three of --expose=search).
+func (f *front) tool(name string) (entry, bool) {
+	m := f.served.Load()
+	if m == nil {
+		return entry{}, false
+	}
+	e, ok := (*m)[name]
+	return e, ok
+}
+
+// arguments are a call's arguments as the host sent them.
+func arguments(req mcp.CallToolRequest) json.RawMessage {
+	if len(req.Params.RawArguments) > 0 {
+		return req.Params.RawArguments
+	}
+	b, _ := json.Marshal(req.Params.Arguments)
+	return b
 }
 
 // prompts serves the cached prompts.

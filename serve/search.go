@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -106,16 +107,19 @@ func (f *front) callHandler(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return nil, err
 	}
-	var args any
-	if m, ok := req.Params.Arguments.(map[string]any); ok {
-		args = m["arguments"]
+	// The tool's arguments as the host wrote them (numbers keep their
+	// digits).
+	var outer struct {
+		Arguments json.RawMessage `json:"arguments"`
 	}
-	if args != nil {
-		if _, ok := args.(map[string]any); !ok {
-			return nil, fmt.Errorf("arguments of %s must be an object", name)
-		}
+	if err := json.Unmarshal(arguments(req), &outer); err != nil {
+		return nil, fmt.Errorf("arguments of call_tool: %w", err)
 	}
-	return f.call(ctx, e, args, progressToken(req))
+	raw := bytes.TrimSpace(outer.Arguments)
+	if len(raw) > 0 && string(raw) != "null" && raw[0] != '{' {
+		return nil, fmt.Errorf("arguments of %s must be an object", name)
+	}
+	return f.call(ctx, e, raw, progressToken(req))
 }
 
 // firstSentence is the first sentence of a description's first line.

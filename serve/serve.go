@@ -27,12 +27,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/client"
@@ -155,6 +155,16 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 	}
 	o.Log = log.New(stderr, "mcpx serve: ", 0)
+	if p := os.Getenv("MCPX_SERVE_CPUPROFILE"); p != "" {
+		// Profiling on demand (docs/performance.md): serve's CPU profile,
+		// written when it exits. Never by default.
+		stop, err := cpuProfile(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpx: serve: MCPX_SERVE_CPUPROFILE: %v.\n", err)
+			return exitUsage
+		}
+		defer stop()
+	}
 	err := Run(ctx, o, stdin, stdout)
 	switch {
 	case err == nil, errors.Is(err, context.Canceled):
@@ -276,10 +286,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) erro
 	}()
 
 	if ln == nil {
-		f := srv.frontOf(srv.single)
-		ss := server.NewStdioServer(f.mcp)
-		ss.SetErrorLogger(log.New(io.Discard, "", 0))
-		return ss.Listen(ctx, stdin, stdout)
+		return serveStdio(ctx, srv.frontOf(srv.single), stdin, stdout)
 	}
 	h := &httpHandler{s: srv, keyPath: paths.ServeKey(), maxBody: o.MaxBody}
 	base := "http://" + ln.Addr().String() + "/mcp"
@@ -302,6 +309,19 @@ func Run(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) erro
 		return err
 	}
 	return ctx.Err()
+}
+
+// cpuProfile writes a CPU profile to path until stop is called.
+func cpuProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func instructions(expose string) string {

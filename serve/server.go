@@ -252,10 +252,9 @@ func sessionOf(ctx context.Context) string {
 // a task (taskSupport "required") is followed here when the host asked for
 // progress: each change of the task's status reaches the host as
 // notifications/progress with the status message.
-func (f *front) call(ctx context.Context, e entry, args any, token mcp.ProgressToken) (*mcp.CallToolResult, error) {
-	raw, err := json.Marshal(args)
-	if err != nil || string(raw) == "null" {
-		raw = []byte("{}")
+func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mcp.ProgressToken) (*mcp.CallToolResult, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage("{}")
 	}
 	s := f.s
 	c := s.client()
@@ -291,13 +290,11 @@ func (f *front) call(ctx context.Context, e entry, args any, token mcp.ProgressT
 		if err != nil {
 			return mcp.NewToolResultError(fmt.Sprintf("mcpx could not call %s: %v", name, err)), nil
 		}
-		r, err := toolResult(resp)
-		if err == nil && f.ns == "" {
-			for i, c := range r.Content {
-				r.Content[i] = namespaceContent(ns, c)
-			}
+		prefix := ""
+		if f.ns == "" {
+			prefix = ns
 		}
-		return r, err
+		return toolResult(resp, prefix), nil
 	}
 }
 
@@ -370,23 +367,6 @@ func (f *front) confirm(ctx context.Context, name, reason string) (bool, string)
 		return false, fmt.Sprintf("%s was not run: the user did not confirm it.", name)
 	}
 	return true, ""
-}
-
-// toolResult puts binary content the daemon moved into the store back
-// inline, as base64, and decodes the result for mcp-go.
-func toolResult(resp *api.CallResponse) (*mcp.CallToolResult, error) {
-	raw := resp.Result
-	if len(resp.Blobs) > 0 {
-		var err error
-		if raw, err = inlineBlobs(raw, "content", resp.Blobs); err != nil {
-			return mcp.NewToolResultError(fmt.Sprintf("mcpx could not read a binary result: %v", err)), nil
-		}
-	}
-	r, err := mcp.ParseCallToolResult(&raw)
-	if err != nil {
-		return mcp.NewToolResultError(fmt.Sprintf("mcpx could not read the result: %v", err)), nil
-	}
-	return r, nil
 }
 
 // inlineBlobs replaces each item of the list field that carries

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -71,7 +72,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusNotFound, fmt.Sprintf("mcpx serve: no server %q is served here (%s)", ns, h.s.servedList()))
 		return
 	}
-	f.http.ServeHTTP(w, r)
+	fc := &flushCounter{ResponseWriter: w}
+	f.http.ServeHTTP(fc, r.WithContext(context.WithValue(r.Context(), flushKey{}, fc)))
 }
 
 // route maps a path to the namespace whose front serves it ("" for the

@@ -38,16 +38,23 @@ func toolResult(resp *api.CallResponse, prefix string) *mcp.CallToolResult {
 			return mcp.NewToolResultError(fmt.Sprintf("mcpx could not read a binary result: %v", err))
 		}
 	}
+	// The fields of mcp.CallToolResult.UnmarshalJSON, content and
+	// structured content kept as bytes.
 	var top struct {
 		Meta              *mcp.Meta         `json:"_meta"`
+		ResultType        mcp.ResultType    `json:"resultType"`
 		Content           []json.RawMessage `json:"content"`
 		StructuredContent json.RawMessage   `json:"structuredContent"`
 		IsError           bool              `json:"isError"`
+		InputRequests     mcp.InputRequests `json:"inputRequests"`
+		RequestState      string            `json:"requestState"`
 	}
 	if err := json.Unmarshal(raw, &top); err != nil {
 		return mcp.NewToolResultError(fmt.Sprintf("mcpx could not read the result: %v", err))
 	}
-	r := &mcp.CallToolResult{Result: mcp.Result{Meta: top.Meta}, IsError: top.IsError, Content: make([]mcp.Content, 0, len(top.Content))}
+	r := &mcp.CallToolResult{Result: mcp.Result{Meta: top.Meta, ResultType: top.ResultType}, IsError: top.IsError,
+		Content: make([]mcp.Content, 0, len(top.Content))}
+	r.InputRequests, r.RequestState = top.InputRequests, top.RequestState
 	if len(top.StructuredContent) > 0 && string(top.StructuredContent) != "null" {
 		r.RawStructuredContent = top.StructuredContent
 	}

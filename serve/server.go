@@ -263,6 +263,7 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 		Detach: token != nil && taskSupport(e.def) == "required"}
 	name := ns + "." + tool
 	fw := &forwarder{srv: f.mcp, ctx: ctx, token: token}
+	fw.write, _ = ctx.Value(directWriteKey{}).(func([]byte) error)
 	if f.ns == "" {
 		fw.logger = ns // the host sees one server where there are many
 	}

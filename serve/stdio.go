@@ -54,6 +54,10 @@ func serveStdio(ctx context.Context, f *front, in io.Reader, out io.Writer) erro
 	return err
 }
 
+// directWriteKey carries, in a call's context, the function that writes a
+// notification to the host at once (forwarder.write).
+type directWriteKey struct{}
+
 // lineWriter writes each message whole: mcp-go and the calls answered
 // here write to the same stdout.
 type lineWriter struct {
@@ -138,6 +142,11 @@ func (st *stdioCalls) take(line []byte) bool {
 	}
 	id := string(m.ID)
 	ctx, cancel := context.WithCancel(st.ctx)
+	// The call's notifications are written here too, before its result.
+	ctx = context.WithValue(ctx, directWriteKey{}, func(msg []byte) error {
+		_, err := st.w.Write(msg)
+		return err
+	})
 	st.mu.Lock()
 	if _, dup := st.inflight[id]; dup {
 		st.mu.Unlock()

@@ -33,7 +33,6 @@ import (
 	"syscall"
 	"time"
 
-
 	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"

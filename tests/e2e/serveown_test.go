@@ -1,10 +1,19 @@
 package e2e
 
 import (
+	"bufio"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/internal/testkit"
 )
 
 // Servers under their own names (issue #19, Deliver 4): /mcp/NS over HTTP
@@ -206,4 +215,103 @@ func TestServeOwnNamesStdio(t *testing.T) {
 	e := NewEnv(t)
 	serveConfig(t, e)
 	checkOwnNames(t, sdkClient(t, e, map[string]any{"args": []string{"serve", "--ns", "everything"}, "steps": ownSteps}))
+}
+
+// A host's notifications/cancelled reaches the server: the call is
+// cancelled upstream, no result is written for it, and serve keeps
+// serving.
+func TestServeCancelReachesTheServer(t *testing.T) {
+	e := NewEnv(t)
+	started := filepath.Join(e.Root, "started.log")
+	cancelled := filepath.Join(e.Root, "cancelled.log")
+	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {"fx": {"command": %s,
+  "env": {"FIXTURE_STARTED_LOG": %s, "FIXTURE_CANCEL_LOG": %s}}}}`, jsonString(fixtureBin), jsonString(started), jsonString(cancelled)))
+	e.MustOK("refresh")
+	for _, args := range [][]string{{"serve"}, {"serve", "--ns", "fx"}} {
+		name := "fx.slow"
+		if len(args) > 1 {
+			name = "slow"
+		}
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			os.Remove(started)
+			os.Remove(cancelled)
+			h := startStdioHost(t, e, args...)
+			h.send(`{"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":{"name":"` + name + `","arguments":{"seconds":600}}}`)
+			testkit.Eventually(t, 60*time.Second, "the slow call to start in the server", func() bool {
+				b, _ := os.ReadFile(started)
+				return strings.Contains(string(b), "started 600")
+			})
+			h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1","reason":"the user gave up"}}`)
+			testkit.Eventually(t, 60*time.Second, "the server to see the call cancelled", func() bool {
+				b, _ := os.ReadFile(cancelled)
+				return strings.Contains(string(b), "cancelled 600")
+			})
+			h.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+			if m := h.answer(t); fmt.Sprint(m["id"]) != "9" {
+				t.Fatalf("after the cancel serve answered %v, want the ping (no answer to a cancelled call)", m)
+			}
+		})
+	}
+}
+
+// stdioHost is a host speaking raw JSON-RPC to `mcpx serve` on stdio,
+// initialized.
+type stdioHost struct {
+	stdin io.WriteCloser
+	lines *bufio.Scanner
+	t     *testing.T
+}
+
+func startStdioHost(t *testing.T, e *Env, args ...string) *stdioHost {
+	t.Helper()
+	cmd := exec.Command(mcpxBin, args...)
+	cmd.Dir, cmd.Env = e.Work, e.Environ()
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	h := &stdioHost{stdin: stdin, lines: bufio.NewScanner(stdout), t: t}
+	h.lines.Buffer(make([]byte, 1<<20), 16<<20)
+	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if m := h.answer(t); m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return h
+}
+
+func (h *stdioHost) send(line string) {
+	h.t.Helper()
+	if _, err := io.WriteString(h.stdin, line+"\n"); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// answer reads the next message that carries an id (skipping
+// notifications).
+func (h *stdioHost) answer(t *testing.T) map[string]any {
+	t.Helper()
+	for h.lines.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(h.lines.Bytes(), &m); err != nil {
+			t.Fatalf("serve wrote %q: %v", h.lines.Text(), err)
+		}
+		if _, ok := m["id"]; ok {
+			return m
+		}
+	}
+	t.Fatalf("serve closed stdout: %v", h.lines.Err())
+	return nil
 }

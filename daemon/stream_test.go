@@ -6,9 +6,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/upstream"
 )
 
 // streamCall posts a streamed call and returns its frames.
@@ -92,14 +96,29 @@ func TestStreamedCallWithoutStatus(t *testing.T) {
 	if err := json.Unmarshal(body, &f); err != nil || f.Result == nil || text(t, f.Result) != "hi" || bytes.Count(body, []byte("\n")) != 1 {
 		t.Fatalf("body %q, want the result frame alone", body)
 	}
-	// Frames the server sends still stream, without a status frame.
-	_, frames := d.streamCall(api.CallRequest{Namespace: "fx", Tool: "log", Pairs: []api.ArgPair{{Key: "text", Value: "a line"}}, NoStatus: true})
-	for _, f := range frames {
-		if f.Status != nil {
-			t.Fatalf("a status frame with NoStatus: %+v", frames)
-		}
+}
+
+// A stream whose first frame is not the last streams (chunked, flushed as
+// it goes); one whose first frame is the result is written in one piece.
+func TestFrameStreamStartsWithItsFirstFrame(t *testing.T) {
+	w := httptest.NewRecorder()
+	fs := startStream(w)
+	fs.observe(upstream.Notice{Kind: upstream.NoticeProgress, Progress: 1, Total: 2})
+	fs.send(api.StreamFrame{Result: &api.CallResponse{Result: json.RawMessage(`{"content":[]}`)}}, true)
+	fs.close()
+	lines := strings.Split(strings.TrimSpace(w.Body.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], `{"progress":`) || !strings.HasPrefix(lines[1], `{"result":`) ||
+		w.Header().Get("Content-Length") != "" || !w.Flushed {
+		t.Fatalf("streamed: %q, length %q, flushed %v", w.Body.String(), w.Header().Get("Content-Length"), w.Flushed)
 	}
-	if len(frames) < 2 || frames[len(frames)-1].Result == nil {
-		t.Fatalf("frames %+v, want the log line and the result", frames)
+
+	w = httptest.NewRecorder()
+	fs = startStream(w)
+	fs.send(api.StreamFrame{Result: &api.CallResponse{Result: json.RawMessage(`{"content":[]}`)}}, true)
+	fs.observe(upstream.Notice{Kind: upstream.NoticeProgress, Progress: 1}) // after the end: dropped
+	fs.close()
+	if body := w.Body.String(); !strings.HasPrefix(body, `{"result":`) || strings.Count(body, "\n") != 1 ||
+		w.Header().Get("Content-Length") != strconv.Itoa(len(body)) || w.Flushed {
+		t.Fatalf("one piece: %q, length %q, flushed %v", body, w.Header().Get("Content-Length"), w.Flushed)
 	}
 }

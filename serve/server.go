@@ -162,7 +162,10 @@ func (s *mcpxServer) sync(ctx context.Context, first bool) {
 			f = s.newFront(ns, cat)
 			s.fronts[ns] = f
 		}
-		h := cfg.Servers[ns].Hash()
+		var h config.ServerHash
+		if def := cfg.Servers[ns]; def != nil {
+			h = def.Hash() // (the single namespace may have left the config)
+		}
 		jobs = append(jobs, job{f, f.hash != "" && f.hash != h})
 		f.hash = h
 	}

@@ -35,6 +35,23 @@ type Snapshot struct {
 	Resources       []json.RawMessage `json:"resources,omitempty"`
 	// ResourceTemplates is resources/templates/list, raw.
 	ResourceTemplates []json.RawMessage `json:"resourceTemplates,omitempty"`
+	// TTLMs is the caching hint of a 2026-07-28 server's list results
+	// (SEP-2549; the shortest of them): the snapshot is stale TTLMs
+	// milliseconds after FetchedAt. Nil: no hint, the snapshot is current
+	// until the server says its lists changed.
+	TTLMs *int64 `json:"ttlMs,omitempty"`
+	// CacheScope is the lists' cacheScope ("private" when any is):
+	// private lists belong to the login they were read with.
+	CacheScope string `json:"cacheScope,omitempty"`
+}
+
+// Stale reports whether the snapshot's caching hint has run out at now
+// (never for a snapshot without a hint, or of a failed fetch).
+func (s *Snapshot) Stale(now time.Time) bool {
+	if s == nil || s.TTLMs == nil || s.FetchedAt == nil {
+		return false
+	}
+	return !now.Before(s.FetchedAt.Add(time.Duration(*s.TTLMs) * time.Millisecond))
 }
 
 // Ref is a schema ref file, <schemas>/<serverHash>.json.

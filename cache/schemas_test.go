@@ -252,3 +252,26 @@ func TestSnapshotWithoutTemplatesIsNotServed(t *testing.T) {
 		t.Fatalf("Load(snapshot without templates) = %+v, %v; want MissError format", snap, err)
 	}
 }
+
+// A snapshot is stale once its ttlMs has passed since FetchedAt; without a
+// hint, or for a failed fetch, never.
+func TestSnapshotStale(t *testing.T) {
+	at := time.Date(2026, 7, 28, 9, 0, 0, 0, time.UTC)
+	ttl, zero := int64(60_000), int64(0)
+	for _, c := range []struct {
+		snap *Snapshot
+		now  time.Time
+		want bool
+	}{
+		{&Snapshot{FetchedAt: &at, TTLMs: &ttl}, at.Add(59 * time.Second), false},
+		{&Snapshot{FetchedAt: &at, TTLMs: &ttl}, at.Add(60 * time.Second), true},
+		{&Snapshot{FetchedAt: &at, TTLMs: &zero}, at, true},
+		{&Snapshot{FetchedAt: &at}, at.Add(1000 * time.Hour), false},
+		{&Snapshot{Error: "boom", TTLMs: &zero}, at, false},
+		{nil, at, false},
+	} {
+		if got := c.snap.Stale(c.now); got != c.want {
+			t.Errorf("Stale(%+v, %s) = %v, want %v", c.snap, c.now.Sub(at), got, c.want)
+		}
+	}
+}

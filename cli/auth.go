@@ -10,6 +10,7 @@ import (
 
 	ucli "github.com/urfave/cli/v3"
 
+	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
@@ -42,23 +43,7 @@ func loginCommand(a *App) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			start, err := c.Login(ctx, ns, cmd.Bool("device"))
-			if err != nil {
-				return err
-			}
-			opened := false
-			if !cmd.Bool("no-browser") {
-				opened = a.openBrowser(start.URL)
-			}
-			switch {
-			case start.UserCode != "":
-				fmt.Fprintf(a.Stderr, "To log in to %s, open\n\n    %s\n\nand enter the code %s. Waiting…\n", ns, start.URL, start.UserCode)
-			case opened:
-				fmt.Fprintf(a.Stderr, "Opened your browser to log in to %s. If it did not open, visit\n\n    %s\n\nWaiting…\n", ns, start.URL)
-			default:
-				fmt.Fprintf(a.Stderr, "To log in to %s, open this URL in a browser on this machine:\n\n    %s\n\nWaiting…\n", ns, start.URL)
-			}
-			st, err := c.LoginWait(ctx, start.ID)
+			st, err := a.login(ctx, c, ns, cmd.Bool("device"), !cmd.Bool("no-browser"))
 			if err != nil {
 				return err
 			}
@@ -69,6 +54,30 @@ func loginCommand(a *App) *ucli.Command {
 			return err
 		},
 	}
+}
+
+// login runs a login to ns: the daemon gives the URL and receives the
+// redirect (or polls, for the device grant). The URL is opened in a
+// browser when browse is set and one can be started; what the user must do
+// goes to stderr either way.
+func (a *App) login(ctx context.Context, c *client.Client, ns string, device, browse bool) (*api.AuthStatus, error) {
+	start, err := c.Login(ctx, ns, device)
+	if err != nil {
+		return nil, err
+	}
+	opened := false
+	if browse {
+		opened = a.openBrowser(start.URL)
+	}
+	switch {
+	case start.UserCode != "":
+		fmt.Fprintf(a.Stderr, "To log in to %s, open\n\n    %s\n\nand enter the code %s. Waiting…\n", ns, start.URL, start.UserCode)
+	case opened:
+		fmt.Fprintf(a.Stderr, "Opened your browser to log in to %s. If it did not open, visit\n\n    %s\n\nWaiting…\n", ns, start.URL)
+	default:
+		fmt.Fprintf(a.Stderr, "To log in to %s, open this URL in a browser on this machine:\n\n    %s\n\nWaiting…\n", ns, start.URL)
+	}
+	return c.LoginWait(ctx, start.ID)
 }
 
 // describeLogin is " (scope …, token expires …)" for a login.
@@ -90,10 +99,38 @@ func describeLogin(st api.AuthStatus) string {
 	return " (" + strings.Join(parts, "; ") + ")"
 }
 
-// openBrowser starts $BROWSER (a command, "%s" standing for the URL, else
-// the URL appended), else xdg-open or open where a display is available.
-// It does not wait for the browser; false means nothing was started.
+// openBrowser starts the browser command (browserCommand) on url. It does
+// not wait for the browser; false means nothing was started.
 func (a *App) openBrowser(url string) bool {
+	argv := a.browserCommand(url)
+	if len(argv) == 0 {
+		return false
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	// The browser's own output is not mcpx's.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
+	if err := cmd.Start(); err != nil {
+		return false
+	}
+	go func() { _ = cmd.Wait() }()
+	return true
+}
+
+// canOpenBrowser reports whether this machine has a browser mcpx can open:
+// a browser command whose program exists.
+func (a *App) canOpenBrowser() bool {
+	argv := a.browserCommand("about:blank")
+	if len(argv) == 0 {
+		return false
+	}
+	_, err := exec.LookPath(argv[0])
+	return err == nil
+}
+
+// browserCommand is how to open url: $BROWSER (a command, "%s" standing for
+// the URL, else the URL appended), else xdg-open or open where a display
+// is available; nil when there is none.
+func (a *App) browserCommand(url string) []string {
 	var argv []string
 	if b := strings.TrimSpace(a.Getenv("BROWSER")); b != "" {
 		first, _, _ := strings.Cut(b, ":") // BROWSER may list several
@@ -114,22 +151,12 @@ func (a *App) openBrowser(url string) bool {
 			argv = []string{"open", url}
 		default:
 			if a.Getenv("DISPLAY") == "" && a.Getenv("WAYLAND_DISPLAY") == "" {
-				return false // no display: print the URL
+				return nil // no display: print the URL
 			}
 			argv = []string{"xdg-open", url}
 		}
 	}
-	if len(argv) == 0 {
-		return false
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	// The browser's own output is not mcpx's.
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
-	if err := cmd.Start(); err != nil {
-		return false
-	}
-	go func() { _ = cmd.Wait() }()
-	return true
+	return argv
 }
 
 // logout revokes a server's tokens where it offers revocation and forgets
@@ -214,7 +241,11 @@ func authCommand(a *App) *ucli.Command {
 						expires += " (refreshable)"
 					}
 				}
-				rows = append(rows, []string{s.Namespace, login, s.Scope, expires, s.Issuer})
+				scope := s.Scope
+				if s.NeedsScope != "" {
+					scope += " (mcpx login asks for " + s.NeedsScope + ")"
+				}
+				rows = append(rows, []string{s.Namespace, login, strings.TrimSpace(scope), expires, s.Issuer})
 			}
 			if err := table(a.Stdout, []string{"NAMESPACE", "LOGGED IN", "SCOPE", "EXPIRES", "ISSUER"}, rows); err != nil {
 				return err

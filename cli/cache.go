@@ -146,9 +146,9 @@ func cacheCommand(a *App) *ucli.Command {
 
 // openStore opens the store with the schema refs as roots.
 func (a *App) openStore() (*cache.Store, error) {
-	paths, err := config.DefaultPaths(a.Getenv)
+	paths, err := a.paths()
 	if err != nil {
-		return nil, fmt.Errorf("find mcpx directories: %w", err)
+		return nil, err
 	}
 	store, err := cache.OpenStore(paths.CAS())
 	if err != nil {

@@ -48,7 +48,8 @@ func callCommand(a *App) *ucli.Command {
 			sessionFlag(),
 			&ucli.StringFlag{Name: "save", Usage: "copy binary results into `DIR`"},
 			&ucli.BoolFlag{Name: "task", Usage: "run a tool whose task support is optional as a task"},
-			&ucli.BoolFlag{Name: "detach", Usage: "print the task id at once and let the daemon finish the task (collect it with `mcpx task result`)"},
+			&ucli.BoolFlag{Name: "detach", Usage: "print the task id at once and let the daemon finish the task (collect it with: mcpx task result ID)"},
+			elicitFlag(),
 		},
 		Action: func(ctx context.Context, cmd *ucli.Command) error {
 			if cmd.NArg() == 0 {
@@ -71,6 +72,10 @@ func callCommand(a *App) *ucli.Command {
 			if err != nil {
 				return err
 			}
+			elicit, err := a.elicitMode(cmd)
+			if err != nil {
+				return err
+			}
 			parsed, err := parseArgs(cmd.Args().Tail(), a.Stdin)
 			if err != nil {
 				return err
@@ -83,17 +88,30 @@ func callCommand(a *App) *ucli.Command {
 				NoValidate: cmd.Bool("no-validate"), Raw: mode == "raw",
 				Session: a.session(cmd), Confirmed: cmd.Bool("yes")}
 			req.Task, req.Detach = cmd.Bool("task"), cmd.Bool("detach")
+			if elicit != api.ElicitDecline {
+				req.Elicit = elicit // decline is the daemon's default
+			}
 			call := c.Call
-			if a.StderrTTY || cmd.Bool("progress") {
+			progress := a.StderrTTY || cmd.Bool("progress")
+			if progress || elicit == api.ElicitAsk {
 				// Stream the call: the server's progress and log
-				// messages show while it runs.
+				// messages show while it runs, and its questions are
+				// asked on the terminal.
 				call = func(ctx context.Context, req api.CallRequest) (*api.CallResponse, error) {
-					view := newProgressView(a.Stderr, a.StderrTTY, ns) // one per attempt (a confirmed retry is another)
-					defer view.done()
-					return c.CallStream(ctx, req, view.frame)
+					h := client.StreamHooks{Late: a.answerLate}
+					var view *progressView
+					if progress {
+						view = newProgressView(a.Stderr, a.StderrTTY, ns) // one per attempt (a confirmed retry is another)
+						defer view.done()
+						h.Frame = view.frame
+					}
+					if elicit == api.ElicitAsk {
+						h.Elicit = a.elicitor(view).answer
+					}
+					return c.CallStreamWith(ctx, req, h)
 				}
 			}
-			resp, detached, err := a.callTask(ctx, c, call, req)
+			resp, detached, err := a.callTask(ctx, c, a.withStepUp(c, call), req)
 			if err != nil {
 				return err
 			}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/internal/version"
+	"github.com/mcpx-dev/mcpx/search"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -120,26 +121,10 @@ func (a *App) root(args []string) *ucli.Command {
 	slices.SortFunc(cmds, func(x, y *ucli.Command) int { return strings.Compare(x.Name, y.Name) })
 	cmds = onlyInvoked(cmds, args)
 	root := &ucli.Command{
-		Name:    "mcpx",
-		Usage:   "every configured MCP server behind one command",
-		Version: version.String(),
-		Description: "Start with `mcpx ls`, `mcpx search WORDS`, `mcpx call NS.TOOL --help`, then\n" +
-			"`mcpx call NS.TOOL key=value…`. `mcpx help COMMAND` explains a command; docs/cli.md has them all.\n\n" +
-			"Configs (every one found is used, nearest first):\n" +
-			"  --config FILE or $MCPX_CONFIG   exactly that file, nothing else\n" +
-			"  from the working directory up to /: .mcpx.json, .mcpx/config.json, .mcp.json, and the project\n" +
-			"      files of other MCP hosts (.cursor/mcp.json, .vscode/mcp.json, ...)\n" +
-			"  $XDG_CONFIG_HOME/mcpx/config.json (~/.config/mcpx/config.json), then the user files of\n" +
-			"      other MCP hosts (Claude, Cursor, VS Code, ...)\n" +
-			"  none at all: the built-in demo server   (`mcpx config --path` lists what is used)\n\n" +
-			"Exit codes:\n" +
-			"  0  success\n" +
-			"  1  the tool reported an error (isError) or the server rejected the call\n" +
-			"  2  usage or configuration error (unknown command, namespace, tool or argument; bad config)\n" +
-			"  3  the daemon or a server failed (cannot start, timed out, went away)\n" +
-			"  4  refused by policy (destructive call not confirmed or denied; untrusted config)\n\n" +
-			"With --json every answer, failures included, is one JSON document on stdout;\n" +
-			"a failure is {\"error\": {\"code\", \"message\", \"exit\", ...}}.",
+		Name:        "mcpx",
+		Usage:       "every configured MCP server behind one command",
+		Version:     version.String(),
+		Description: rootDescription(),
 		Flags: []ucli.Flag{
 			&ucli.BoolFlag{Name: "json", Usage: "print a stable JSON document instead of text"},
 			&ucli.StringFlag{Name: "config", Usage: "use exactly this config `FILE` (like MCPX_CONFIG)"},
@@ -193,11 +178,11 @@ func (a *App) root(args []string) *ucli.Command {
 // named exactly. urfave/cli prepares every command of the tree (help
 // subcommands, flag tables) before running one, which was most of a warm
 // call's time in the CLI; the others cannot run anyway. Whatever needs the
-// whole tree keeps it: no command, a misspelt one (suggestions), and help,
-// which describes other commands.
+// whole tree keeps it: no command, a misspelt one (suggestions), and help
+// and man, which describe other commands.
 func onlyInvoked(cmds []*ucli.Command, args []string) []*ucli.Command {
 	i := commandAt(args)
-	if i >= len(args) || args[i] == "help" {
+	if i >= len(args) || args[i] == "help" || args[i] == "man" {
 		return cmds
 	}
 	for _, c := range cmds {
@@ -291,7 +276,7 @@ func unknownCommand(cmd *ucli.Command, name string) error {
 	if cmd.Root() != cmd {
 		what = fmt.Sprintf("%s has no subcommand %q (it has %s)", cmd.FullName(), name, strings.Join(names, ", "))
 	}
-	return &usageError{err: errors.New(what), cmd: cmd.FullName(), suggest: config.Nearest(name, names)}
+	return &usageError{err: errors.New(what), cmd: cmd.FullName(), suggest: search.Suggest(name, names)}
 }
 
 // flagError is the usage error for a command line urfave/cli could not
@@ -319,7 +304,7 @@ func nearestFlag(cmd *ucli.Command, name string) string {
 			names = append(names, f.Names()...)
 		}
 	}
-	best := config.Nearest(name, names)
+	best := search.Suggest(name, names)
 	if best == "" {
 		return ""
 	}

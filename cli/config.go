@@ -29,6 +29,9 @@ type configDoc struct {
 // and where it came from.
 type configServer struct {
 	*config.Server
+	// Dir is where a stdio server runs when its entry names no cwd (the
+	// project directory of its file, or $HOME).
+	Dir       string   `json:"dir,omitempty"`
 	Source    string   `json:"source,omitempty"`
 	Host      string   `json:"host,omitempty"`
 	Problem   string   `json:"problem,omitempty"`
@@ -81,7 +84,11 @@ func configCommand(a *App) *ucli.Command {
 				}
 				servers := map[string]*configServer{}
 				for name, s := range cfg.Servers {
-					servers[name] = &configServer{Server: s, Source: s.Source, Host: s.Host, Problem: s.Problem, Untrusted: s.Untrusted, Ignored: s.Ignored}
+					cs := &configServer{Server: s, Source: s.Source, Host: s.Host, Problem: s.Problem, Untrusted: s.Untrusted, Ignored: s.Ignored}
+					if s.URL == "" {
+						cs.Dir = s.Dir
+					}
+					servers[name] = cs
 				}
 				return writeJSON(a.Stdout, configDoc{DaemonKey: c.Key(), SchemaHash: cfg.SchemaHash(), Sources: sources, Files: files,
 					Builtin: cfg.Builtin, Servers: servers, Shadowed: shadowed, Settings: cfg.Settings, Warnings: warnings})
@@ -115,7 +122,10 @@ func configCommand(a *App) *ucli.Command {
 				if len(s.Ignored) > 0 {
 					fmt.Fprintf(a.Stdout, "// %s (%s): keys mcpx does not use: %s\n", name, s.Host, strings.Join(s.Ignored, ", "))
 				}
-				if s.Problem != "" {
+				switch {
+				case s.Self:
+					fmt.Fprintf(a.Stdout, "// %s: skipped: %s\n", name, s.Problem)
+				case s.Problem != "":
 					fmt.Fprintf(a.Stdout, "// %s: not usable: %s\n", name, s.Problem)
 				}
 				if s.Untrusted != "" {
@@ -131,6 +141,8 @@ func configCommand(a *App) *ucli.Command {
 // trustWord is a source's trust for people.
 func trustWord(f config.Source) string {
 	switch {
+	case f.Error != "" && f.Why != "":
+		return "not read (not yours)"
 	case f.Error != "":
 		return "unreadable"
 	case f.Trusted:

@@ -13,6 +13,7 @@ import (
 	ucli "github.com/urfave/cli/v3"
 
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/search"
 )
 
 // configSubcommands are `config add`, `config remove` and `config import`:
@@ -177,7 +178,7 @@ func (a *App) configImport(ctx context.Context, cmd *ucli.Command) error {
 	host := cmd.Args().First()
 	if host == "mcpx" || !slices.Contains(config.HostNames(), host) {
 		msg := fmt.Sprintf("unknown host %q (hosts: %s)", host, strings.Join(config.HostNames()[1:], ", "))
-		if near := config.Nearest(host, config.HostNames()[1:]); near != "" {
+		if near := search.Suggest(host, config.HostNames()[1:]); near != "" {
 			msg += fmt.Sprintf("; did you mean %q?", near)
 		}
 		return usagef("%s", msg)

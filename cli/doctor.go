@@ -137,6 +137,9 @@ func (a *App) doctor(ctx context.Context, cmd *ucli.Command) doctorDoc {
 	// The running daemon's build.
 	if cfg != nil {
 		doctorDaemonBuild(add, l, cfg.DaemonKey())
+		if info, err := api.ReadInfo(l.paths.Info(cfg.DaemonKey())); err == nil {
+			doctorInstances(ctx, add, info)
+		}
 	}
 
 	// Server commands.
@@ -203,7 +206,7 @@ func (a *App) doctorUnits(add addFunc, m service.Manager, l *local, cfg *config.
 			if cur, err := m.Units.Current(); err == nil && !cur {
 				add("units", checkWarn, "the installed units differ from what this version writes; run `mcpx install`")
 			} else {
-				add("units", checkOK, "installed in %s, starting %s", m.Units.UnitDir, bin)
+				add("units", checkOK, "installed in %s, starting %s", m.Units.Where(), bin)
 			}
 		}
 	case *service.Launchd:

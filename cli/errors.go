@@ -102,6 +102,8 @@ type ErrorBody struct {
 	Problems   []string   `json:"problems,omitempty"`
 	Stderr     string     `json:"stderr,omitempty"`
 	RetryAfter *time.Time `json:"retryAfter,omitempty"`
+	// Scope is what `mcpx login NS` asks for (insufficient_scope).
+	Scope string `json:"scope,omitempty"`
 }
 
 // doc is f as an ErrorDoc; ok is false for failures that print nothing
@@ -113,6 +115,7 @@ func (f failure) doc() (ErrorDoc, bool) {
 	b := ErrorBody{Code: f.code, Message: sentence(f.what), Exit: f.exit, Hint: capitalize(sentence(f.hint)), Stderr: f.tail}
 	if e := f.api; e != nil {
 		b.Namespace, b.Tool, b.Argument, b.Suggestion, b.Problems, b.RetryAfter = e.Namespace, e.Tool, e.Argument, e.Suggestion, e.Problems, e.RetryAfter
+		b.Scope = e.Scope
 	}
 	return ErrorDoc{Error: b}, true
 }
@@ -244,6 +247,11 @@ func classifyAPI(e *client.APIError) failure {
 		return f(ExitToolError, b.Code, "", "")
 	case api.CodeLoginRequired:
 		return f(ExitUnavailable, b.Code, fmt.Sprintf("run `mcpx login %s`", b.Namespace), "")
+	case api.CodeInsufficientScope:
+		if b.Scope == "" { // the login holds what the server asked for
+			return f(ExitUnavailable, b.Code, "", "")
+		}
+		return f(ExitUnavailable, b.Code, fmt.Sprintf("run `mcpx login %s`, which asks for the scope %s", b.Namespace, b.Scope), "")
 	case api.CodeLoginFailed:
 		return f(ExitUnavailable, b.Code, "", "")
 	case api.CodeInvalidArguments:

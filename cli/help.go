@@ -48,15 +48,19 @@ func helpCommand(a *App) *ucli.Command {
 
 // showHelp prints c's help page (as `mcpx c --help` would).
 func showHelp(c *ucli.Command) error {
-	tmpl := c.CustomHelpTemplate
-	if tmpl == "" {
-		tmpl = ucli.CommandHelpTemplate
-		if len(c.VisibleCommands()) > 0 {
-			tmpl = ucli.SubcommandHelpTemplate
-		}
-	}
-	ucli.HelpPrinter(c.Root().Writer, tmpl, c)
+	ucli.HelpPrinter(c.Root().Writer, helpTemplate(c), c)
 	return nil
+}
+
+// helpTemplate is the template of c's help page.
+func helpTemplate(c *ucli.Command) string {
+	if c.CustomHelpTemplate != "" {
+		return c.CustomHelpTemplate
+	}
+	if len(c.VisibleCommands()) > 0 {
+		return ucli.SubcommandHelpTemplate
+	}
+	return ucli.CommandHelpTemplate
 }
 
 // toolHelp prints a tool's parameters from the daemon's schema cache

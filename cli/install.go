@@ -10,6 +10,7 @@ import (
 	ucli "github.com/urfave/cli/v3"
 
 	"github.com/mcpx-dev/mcpx/service"
+	"github.com/mcpx-dev/mcpx/units"
 )
 
 func init() { register(installCommand) }
@@ -43,7 +44,7 @@ func installCommand(a *App) *ucli.Command {
 				return err
 			}
 			before := unitFiles(m)
-			snap := snapshot(before)
+			snap, present := snapshot(before), existing(before)
 			if err := m.Install(); err != nil {
 				return fmt.Errorf("install %s units: %w", m.Name(), err)
 			}
@@ -52,8 +53,17 @@ func installCommand(a *App) *ucli.Command {
 			if m.Name() == service.NameDirect {
 				doc.Note = "the direct manager starts daemons itself; there is nothing to install"
 			}
+			var removed []string
+			if p, ok := packagedUnits(m); ok {
+				removed = gone(present)
+				doc.Files = []string{p.Socket, p.Service}
+				doc.Note = fmt.Sprintf("the systemd units in %s, installed by a package, start %s: mcpx uses them and writes none of its own", p.Dir(), p.Bin)
+			}
 			if jsonOut(cmd) {
 				return writeJSON(a.Stdout, doc)
+			}
+			for _, f := range removed {
+				fmt.Fprintf(a.Stdout, "removed %s (it hid the package's unit)\n", f)
 			}
 			switch {
 			case doc.Note != "":
@@ -90,15 +100,13 @@ func uninstallCommand(a *App) *ucli.Command {
 			if err := m.Uninstall(); err != nil {
 				return fmt.Errorf("uninstall %s units: %w", m.Name(), err)
 			}
-			removed := []string{}
-			for _, f := range present {
-				if _, err := os.Stat(f); errors.Is(err, fs.ErrNotExist) {
-					removed = append(removed, f)
-				}
-			}
+			removed := gone(present)
 			doc := installDoc{Manager: m.Name(), Files: removed, Changed: len(removed) > 0}
 			if m.Name() == service.NameDirect {
 				doc.Note = "the direct manager installs nothing; use `mcpx stop --all` to stop its daemons"
+			}
+			if p, ok := packagedUnits(m); ok {
+				doc.Note = fmt.Sprintf("every daemon is stopped; the systemd units in %s belong to a package and stay until it is removed", p.Dir())
 			}
 			if jsonOut(cmd) {
 				return writeJSON(a.Stdout, doc)
@@ -146,6 +154,28 @@ func unitFiles(m service.Manager) []string {
 		return out
 	}
 	return []string{}
+}
+
+// packagedUnits returns the templates a package installed when the
+// manager uses those (mcpx has none of its own in the unit directory).
+func packagedUnits(m service.Manager) (units.Packaged, bool) {
+	s, ok := m.(*service.Systemd)
+	if !ok || s.Units.Where() == s.Units.UnitDir {
+		return units.Packaged{}, false
+	}
+	p, ok, err := s.Units.Packaged()
+	return p, ok && err == nil
+}
+
+// gone returns the files of list that no longer exist.
+func gone(list []string) []string {
+	out := []string{}
+	for _, f := range list {
+		if _, err := os.Stat(f); errors.Is(err, fs.ErrNotExist) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func existing(files []string) []string {

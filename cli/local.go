@@ -15,6 +15,7 @@ import (
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/mcpxd"
+	"github.com/mcpx-dev/mcpx/search"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -41,11 +42,25 @@ func (a *App) local() (*local, error) {
 		return nil, err
 	}
 	self := mcpxd.Path(exe)
-	paths, err := config.DefaultPaths(a.Getenv)
+	paths, err := a.paths()
 	if err != nil {
-		return nil, fmt.Errorf("find mcpx directories: %w", err)
+		return nil, err
 	}
 	return &local{self: self, paths: paths}, nil
+}
+
+// paths resolves mcpx's directories. When it had to make a private
+// directory because another user took the usual one, it says so on stderr;
+// that happens once, since later processes find the one it recorded.
+func (a *App) paths() (config.Paths, error) {
+	paths, note, err := config.ResolvePaths(a.Getenv)
+	if err != nil {
+		return config.Paths{}, fmt.Errorf("find mcpx directories: %w", err)
+	}
+	if note != "" {
+		fmt.Fprintf(a.Stderr, "mcpx: %s\n", sentence(note))
+	}
+	return paths, nil
 }
 
 // detect chooses the service manager without installing anything
@@ -172,5 +187,5 @@ func checkServiceMode(mode string) error {
 		return nil
 	}
 	return &usageError{err: fmt.Errorf("MCPX_SERVICE=%q is not a service manager (want auto, systemd, launchd or direct)", mode),
-		cmd: "mcpx", suggest: config.Nearest(mode, modes)}
+		cmd: "mcpx", suggest: search.Suggest(mode, modes)}
 }

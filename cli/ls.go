@@ -8,6 +8,7 @@ import (
 
 	ucli "github.com/urfave/cli/v3"
 
+	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
@@ -60,13 +61,20 @@ func lsCommand(a *App) *ucli.Command {
 			}
 			rows := make([][]string, 0, len(r.Namespaces))
 			untrusted := 0
+			var beside []api.Namespace // "NAME (untrusted)" rows
 			for _, n := range r.Namespaces {
 				state := n.State
-				if (n.State == "error" || n.State == api.StateInvalid) && n.Error != "" {
+				if (n.State == api.StateError || n.State == api.StateInvalid || n.State == api.StateSkipped) && n.Error != "" {
 					state += ": " + api.FirstLine(n.Error)
 				}
 				if n.State == api.StateUntrusted {
 					untrusted++
+					if n.Source != "" {
+						state += ": " + n.Source
+					}
+					if strings.HasSuffix(n.Name, config.UntrustedSuffix) {
+						beside = append(beside, n)
+					}
 				}
 				rows = append(rows, []string{n.Name, strconv.Itoa(n.Tools), strconv.Itoa(n.Live), state, api.Summary(n.Description)})
 			}
@@ -76,7 +84,15 @@ func lsCommand(a *App) *ucli.Command {
 			if untrusted > 0 {
 				fmt.Fprintf(a.Stderr, "mcpx: %d server(s) come from project files you have not trusted; `mcpx config --path` lists them, `mcpx trust` trusts this directory's.\n", untrusted)
 			}
+			for _, n := range beside {
+				name := strings.TrimSuffix(n.Name, config.UntrustedSuffix)
+				fmt.Fprintf(a.Stderr, "mcpx: %s, which you have not trusted, defines %s too; %s.TOOL calls the trusted %s until you trust that file.\n", n.Source, name, name, name)
+			}
 			a.noteUnread(r.Namespaces)
+			a.noteInstances(r.Namespaces)
+			for _, u := range r.Unavailable {
+				fmt.Fprintf(a.Stderr, "mcpx: %s.\n", u.Sentence())
+			}
 			return nil
 		},
 	}

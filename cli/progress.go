@@ -99,6 +99,16 @@ func (p *progressView) draw(s string) {
 	p.line = s
 }
 
+// clear takes the line and a pending "starting…" off the terminal, for a
+// question: the next frame draws again.
+func (p *progressView) clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cancelStarting()
+	p.timer = nil
+	p.draw("")
+}
+
 // done clears the line: the result follows on stdout.
 func (p *progressView) done() {
 	p.mu.Lock()

@@ -76,7 +76,7 @@ func promptCommand(a *App) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			r, err := c.Prompt(ctx, api.PromptRequest{Namespace: ns, Name: name, Arguments: args, Session: a.session(cmd)})
+			r, err := c.Prompt(ctx, api.PromptRequest{Namespace: ns, Name: name, Arguments: args, Session: a.session(cmd), Elicit: a.elicitDefaults()})
 			if err != nil {
 				return err
 			}

@@ -113,7 +113,7 @@ func readCommand(a *App) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			r, err := c.Read(ctx, api.ReadRequest{Namespace: ns, URI: uri, Session: a.session(cmd)})
+			r, err := c.Read(ctx, api.ReadRequest{Namespace: ns, URI: uri, Session: a.session(cmd), Elicit: a.elicitDefaults()})
 			if err != nil {
 				return err
 			}

@@ -12,19 +12,22 @@ import (
 
 func init() { register(searchCommand) }
 
-// search ranks tools by the given words (BM25 in the daemon, over names,
-// titles, descriptions and parameter names, stemmed; stop words dropped).
-// It never starts a server: namespaces never read are named on stderr.
+// search ranks tools by the given words (the search package, in the
+// daemon: names, titles, descriptions, parameters, enum values and server
+// instructions, with a thesaurus of tool vocabulary). It never starts a
+// server: namespaces never read are named on stderr.
 //
-// --json: api.SearchResponse.
+// --json: api.SearchResponse, each hit with why it matched.
 func searchCommand(a *App) *ucli.Command {
 	return &ucli.Command{
 		Name:      "search",
-		Usage:     "find tools by words in their names, descriptions and parameters",
+		Usage:     "find the tool for a task, in words (\"open a ticket\", \"list the pods\")",
 		ArgsUsage: "[NS:]WORDS...",
-		Description: "Results are ranked (BM25): a word in a tool's name counts most, then its title, then its\n" +
-			"description and parameter names; words are stemmed (\"creating\" finds create_entities) and\n" +
-			"common words (a, the, of…) are ignored. Limit to one namespace with --ns NS or an NS: prefix.",
+		Description: "Results are ranked: a word in a tool's name counts most, then its title and description, then\n" +
+			"its parameters and their allowed values. Words are stemmed (\"creating\" finds create_entities),\n" +
+			"common words (a, the, of…) are ignored, and a thesaurus of tool vocabulary matches what the\n" +
+			"tools say differently (\"ticket\" finds issues, \"k8s\" Kubernetes, \"erase\" delete). --json says\n" +
+			"why each tool matched. Limit to one namespace with --ns NS or an NS: prefix.",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "ns", Usage: "search only namespace `NS`"},
 			&ucli.IntFlag{Name: "limit", Aliases: []string{"n"}, Value: 10, Usage: "show at most `N` results"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -120,7 +121,7 @@ func (a *App) status(ctx context.Context, cmd *ucli.Command) (*statusDoc, error)
 		}
 	}
 	doc.InstalledBinary = installedBinary(m, t.key, st)
-	doc.BinaryMismatch = doc.InstalledBinary != "" && doc.InstalledBinary != l.self
+	doc.BinaryMismatch = doc.InstalledBinary != "" && !sameBinary(doc.InstalledBinary, l.self)
 	if st.Serving() {
 		live, err := liveStatus(ctx, t.socket)
 		if err != nil {
@@ -205,6 +206,18 @@ func serviceLine(s statusService, now time.Time) string {
 		}
 		return s.State
 	}
+}
+
+// sameBinary reports whether installed, a path written into a unit or an
+// agent, runs self (a symlink-resolved path): a launchd agent names mcpxd
+// by its stable link (/opt/homebrew/bin/mcpxd) rather than the versioned
+// file it leads to.
+func sameBinary(installed, self string) bool {
+	if installed == self {
+		return true
+	}
+	real, err := filepath.EvalSymlinks(installed)
+	return err == nil && real == self
 }
 
 // installedBinary is the binary the installed units (systemd) or the key's

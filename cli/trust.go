@@ -32,8 +32,9 @@ type trustEntry struct {
 
 // trust records the current content of a project's config files as
 // trusted (like `direnv allow`): with a FILE that file, with a DIR (default
-// the working directory) every project-level file the upward walk finds
-// there. A file owned by another user or writable by others is refused
+// the working directory) that directory's project-level files (a parent
+// directory's are trusted by their path, and named on stderr when they are
+// not). A file owned by another user or writable by others is refused
 // (exit 4).
 //
 // --json: trustDoc.
@@ -56,7 +57,7 @@ func trustCommand(a *App) *ucli.Command {
 			if cmd.NArg() > 1 {
 				return usagef("trust takes at most one DIR or FILE")
 			}
-			files, err := a.trustTargets(cmd)
+			files, parents, err := a.trustTargets(cmd)
 			if err != nil {
 				return err
 			}
@@ -84,6 +85,11 @@ func trustCommand(a *App) *ucli.Command {
 			for _, t := range doc.Trusted {
 				fmt.Fprintf(a.Stdout, "trusted %s (sha256 %s)\n", t.Path, t.SHA256[:12])
 			}
+			for _, p := range parents {
+				if !trustedNow(store, p) {
+					fmt.Fprintf(a.Stderr, "mcpx: %s (a parent directory's) is not trusted; `mcpx trust %s` trusts it.\n", p, p)
+				}
+			}
 			return nil
 		},
 	}
@@ -102,7 +108,7 @@ func untrustCommand(a *App) *ucli.Command {
 				return usagef("untrust takes at most one DIR or FILE")
 			}
 			store := config.DefaultTrustStore(a.Getenv)
-			files, err := a.trustTargets(cmd)
+			files, _, err := a.trustTargets(cmd)
 			if err != nil {
 				return err
 			}
@@ -136,18 +142,19 @@ func untrustCommand(a *App) *ucli.Command {
 
 // trustTargets are the files `trust`/`untrust` act on: the FILE argument,
 // or the project-level config files of the DIR argument (default the
-// working directory, -C honoured).
-func (a *App) trustTargets(cmd *ucli.Command) ([]string, error) {
+// working directory, -C honoured) — that directory's own, not a parent's,
+// which parents lists (they are trusted by their path).
+func (a *App) trustTargets(cmd *ucli.Command) (files, parents []string, err error) {
 	arg := cmd.Args().First()
 	dir, err := workDir(cmd)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if arg == "" && cmd.String("config") != "" {
 		// The one file --config selects (relative to the working
 		// directory, as everywhere else).
 		if arg, err = filepath.Abs(cmd.String("config")); err != nil {
-			return nil, usagef("--config %s: %v", cmd.String("config"), err)
+			return nil, nil, usagef("--config %s: %v", cmd.String("config"), err)
 		}
 	}
 	if arg != "" {
@@ -156,18 +163,29 @@ func (a *App) trustTargets(cmd *ucli.Command) ([]string, error) {
 		}
 		fi, err := os.Stat(arg)
 		if err != nil {
-			return nil, usagef("%s: %v", cmd.Args().First(), err)
+			return nil, nil, usagef("%s: %v", cmd.Args().First(), err)
 		}
 		if !fi.IsDir() {
-			return []string{arg}, nil
+			return []string{arg}, nil, nil
 		}
 		dir = arg
 	}
 	sources, err := config.Discover(dir, withoutOverrides(a.Getenv))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return config.ProjectFiles(sources, a.Getenv), nil
+	files, parents = config.ProjectFilesIn(dir, sources, a.Getenv)
+	return files, parents, nil
+}
+
+// trustedNow reports whether path's current content is trusted.
+func trustedNow(store *config.TrustStore, path string) bool {
+	rec, ok, err := store.Lookup(path)
+	if err != nil || !ok {
+		return false
+	}
+	b, err := config.ReadFile(path)
+	return err == nil && config.Digest(b) == rec.SHA256
 }
 
 func (a *App) listTrusted(cmd *ucli.Command, store *config.TrustStore) error {

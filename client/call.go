@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"sync/atomic"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
@@ -43,17 +45,43 @@ func (r *callAnswer) decodeAnswer(data []byte) (err error) {
 // each progress, log and status frame as the daemon sends it (on the
 // caller's goroutine), and the call's result or error is returned as Call
 // returns them. An error frame is an *APIError (its Status is 0: the
-// answer's status was 200 when the call began).
+// answer's status was 200 when the call began). Elicitations are declined.
 func (c *Client) CallStream(ctx context.Context, req api.CallRequest, onFrame func(api.StreamFrame)) (*api.CallResponse, error) {
+	return c.CallStreamWith(ctx, req, StreamHooks{Frame: onFrame})
+}
+
+// StreamHooks hear a streamed call (CallStreamWith).
+type StreamHooks struct {
+	// Frame receives progress, log and status frames.
+	Frame func(api.StreamFrame)
+	// Elicit answers an elicitation (req.Elicit api.ElicitAsk): it
+	// returns the ElicitResult, which the client sends with POST
+	// /v1/elicit. It may block (a person is asked): the call's bound
+	// stops meanwhile. Nil declines.
+	Elicit func(ctx context.Context, e api.Elicitation) json.RawMessage
+	// Late is told when an answer could not be delivered (the daemon
+	// stopped waiting for it). May be nil.
+	Late func(e api.Elicitation, err error)
+}
+
+// CallStreamWith is CallStream with every hook: a call whose server asks
+// for input (elicitation) has it answered by h.Elicit while the stream
+// waits.
+func (c *Client) CallStreamWith(ctx context.Context, req api.CallRequest, h StreamHooks) (*api.CallResponse, error) {
 	if req.Cwd == "" {
 		req.Cwd = c.dir
 	}
 	req.Stream = true
 	const path = api.PathCall
 	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, c.callBound(req.Namespace))
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cn, resp, err := c.send(parent, ctx, "POST", path, path, req)
+	// The bound, which stops while a person answers an elicitation.
+	bound := c.callBound(req.Namespace)
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(bound, func() { timedOut.Store(true); cancel() })
+	defer timer.Stop()
+	cn, resp, err := c.send(parent, withBound(ctx, bound), "POST", path, path, req)
 	if err != nil {
 		return nil, err
 	}
@@ -90,19 +118,44 @@ func (c *Client) CallStream(ctx context.Context, req api.CallRequest, onFrame fu
 				return f.Result, nil
 			case f.Error != nil:
 				return nil, &APIError{Body: *f.Error}
-			case onFrame != nil:
-				onFrame(f)
+			case f.Elicit != nil:
+				if timer.Stop() {
+					start := time.Now()
+					c.answerElicitation(ctx, *f.Elicit, h)
+					bound -= time.Since(start) // what was left when the frame came
+					timer.Reset(max(bound, 0))
+				}
+			case h.Frame != nil:
+				h.Frame(f)
 			}
 		}
 		if err != nil {
 			if parent.Err() != nil {
 				return nil, fmt.Errorf("POST %s: %w", path, parent.Err())
 			}
+			if timedOut.Load() {
+				return nil, fmt.Errorf("POST %s on %s: %w: no answer within %s", path, c.socket, ErrDaemonUnavailable, c.callBound(req.Namespace))
+			}
 			if errors.Is(err, io.EOF) {
 				err = io.ErrUnexpectedEOF
 			}
 			return nil, fmt.Errorf("POST %s: the answer ended before the result: %w: %w", path, ErrDaemonUnavailable, err)
 		}
+	}
+}
+
+// answerElicitation gets the answer to e from h (decline without a hook)
+// and sends it to the daemon.
+func (c *Client) answerElicitation(ctx context.Context, e api.Elicitation, h StreamHooks) {
+	result := api.ElicitResult(api.ActionDecline, nil)
+	if h.Elicit != nil {
+		result = h.Elicit(ctx, e)
+	}
+	if ctx.Err() != nil {
+		return // the call is over: the daemon cancels the elicitation
+	}
+	if err := c.post(ctx, api.PathElicit, api.ElicitAnswer{ID: e.ID, Result: result}, nil); err != nil && h.Late != nil {
+		h.Late(e, err)
 	}
 }
 

@@ -117,6 +117,8 @@ type Client struct {
 	// peerUID reads the uid serving a connection (peercred.UID; a seam for
 	// tests).
 	peerUID func(net.Conn) (int, error)
+	// uid is the user the client acts for (os.Getuid; a seam for tests).
+	uid int
 	// self is the mcpxd this client would start; a daemon reporting
 	// another build is replaced (upgrade.go).
 	self    string
@@ -204,7 +206,7 @@ func New(opts Options) (*Client, error) {
 	}
 	c := &Client{dir: dir, getenv: getenv, lookupEnv: lookupEnv, cfg: cfg, key: key, paths: paths, socket: socket,
 		manager: opts.Manager, wait: wait, timeout: opts.RequestTimeout, margin: opts.CallMargin, peerUID: peercred.UID,
-		self: self, ask: opts.Ask}
+		uid: os.Getuid(), self: self, ask: opts.Ask}
 	if c.timeout <= 0 {
 		c.timeout = 2 * time.Minute
 	}

@@ -136,21 +136,26 @@ func (c *Client) writeKeyRecord() error {
 }
 
 // writeRuntimeKeyRecord writes the copy of the key record beside the
-// socket, naming this client's state and cache directories, when it is
-// missing or differs: a daemon started by systemd or launchd reads it,
-// since it does not see the shell's XDG_STATE_HOME or XDG_CACHE_HOME.
+// socket, naming this client's state and cache directories and token store
+// (MCPX_TOKEN_STORE), when it is missing or differs: a daemon started by
+// systemd or launchd reads it, since it does not see the shell's
+// environment.
 func (c *Client) writeRuntimeKeyRecord() error {
 	path := c.paths.RuntimeKeyRecord(c.key)
 	configs := c.cfg.Sources
 	if configs == nil {
 		configs = []string{}
 	}
+	store := c.getenv(api.EnvTokenStore)
+	if !slices.Contains(api.TokenStores, store) {
+		return &ConfigError{fmt.Errorf("%s=%q: want auto, keyring or file", api.EnvTokenStore, store)}
+	}
 	if rec, err := api.ReadKeyRecord(path); err == nil && slices.Equal(rec.Configs, configs) &&
-		rec.StateDir == c.paths.State && rec.CacheDir == c.paths.Cache && rec.DaemonKey == string(c.key) {
+		rec.StateDir == c.paths.State && rec.CacheDir == c.paths.Cache && rec.DaemonKey == string(c.key) && rec.TokenStore == store {
 		return nil
 	}
 	rec := api.KeyRecord{DaemonKey: string(c.key), Configs: configs, CreatedAt: time.Now().UTC(),
-		StateDir: c.paths.State, CacheDir: c.paths.Cache}
+		StateDir: c.paths.State, CacheDir: c.paths.Cache, TokenStore: store}
 	if err := api.WriteJSONAtomic(path, rec, 0o600); err != nil {
 		return fmt.Errorf("write key record %s: %w", path, err)
 	}

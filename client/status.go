@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
@@ -15,7 +16,7 @@ import (
 // key record or environment written. Callers use it only when the service
 // manager says the daemon runs, so the connection cannot start one.
 func LiveStatus(ctx context.Context, socket string) (*api.Status, error) {
-	c := &Client{socket: socket, peerUID: peercred.UID}
+	c := &Client{socket: socket, peerUID: peercred.UID, uid: os.Getuid()}
 	ctx, cancel := context.WithTimeout(context.WithValue(ctx, noActivate{}, true), 5*time.Second)
 	defer cancel()
 	status, data, _, err := c.roundTrip(ctx, "GET", api.PathStatus, nil)

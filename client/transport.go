@@ -19,6 +19,7 @@ import (
 	"github.com/mcpx-dev/mcpx/client/h1"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/peercred"
 )
 
 // The transport: one HTTP/1.1 request per connection over the unix socket,
@@ -107,16 +108,18 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 }
 
 func (c *Client) dialOnce(ctx context.Context) (net.Conn, error) {
-	if err := checkOwner(c.socket); err != nil {
+	if err := c.checkOwner(c.socket); err != nil {
 		return nil, err
 	}
 	d := net.Dialer{Timeout: dialTimeout}
 	return d.DialContext(ctx, "unix", c.socket)
 }
 
-// checkOwner refuses a socket file owned by another uid. A missing file is
-// left to the dial (which activates the daemon).
-func checkOwner(path string) error {
+// checkOwner refuses a socket file that belongs to someone who may not
+// serve this user (peercred.ServerAllowed: the user, or root in the user's
+// own private directory, as launchd's sockets are). A missing file is left
+// to the dial (which activates the daemon).
+func (c *Client) checkOwner(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil
@@ -125,13 +128,14 @@ func checkOwner(path string) error {
 	if !ok {
 		return nil
 	}
-	if uid := os.Getuid(); int(st.Uid) != uid {
-		return fmt.Errorf("socket %s is owned by uid %d, not by you (uid %d): %w", path, st.Uid, uid, ErrForeignDaemon)
+	if ok, why := peercred.ServerAllowed(path, int(st.Uid), c.uid); !ok {
+		return fmt.Errorf("socket %s is owned by uid %d, not by you (uid %d)%s: %w", path, st.Uid, c.uid, clause(why), ErrForeignDaemon)
 	}
 	return nil
 }
 
-// checkPeer refuses a connection served by a process of another uid.
+// checkPeer refuses a connection served by a process that may not serve
+// this user (see checkOwner).
 func (c *Client) checkPeer(conn net.Conn, err error) (net.Conn, error) {
 	if err != nil {
 		return conn, err
@@ -141,11 +145,19 @@ func (c *Client) checkPeer(conn net.Conn, err error) (net.Conn, error) {
 		conn.Close()
 		return nil, fmt.Errorf("socket %s: read the daemon's credentials: %w: %w", c.socket, ErrDaemonUnavailable, err)
 	}
-	if me := os.Getuid(); uid != me {
+	if ok, why := peercred.ServerAllowed(c.socket, uid, c.uid); !ok {
 		conn.Close()
-		return nil, fmt.Errorf("socket %s is served by uid %d, not by you (uid %d): %w", c.socket, uid, me, ErrForeignDaemon)
+		return nil, fmt.Errorf("socket %s is served by uid %d, not by you (uid %d)%s: %w", c.socket, uid, c.uid, clause(why), ErrForeignDaemon)
 	}
 	return conn, nil
+}
+
+// clause appends why to a sentence, or nothing.
+func clause(why string) string {
+	if why == "" {
+		return ""
+	}
+	return "; " + why
 }
 
 // dialWaits counts waits for a socket after activation (a test seam: the

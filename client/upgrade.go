@@ -12,16 +12,19 @@ import (
 // Upgrades. Every answer of the daemon names its executable's build
 // (api.HeaderBinary: path, size, modification time). When the daemon runs
 // the mcpxd this client would start (same path) but another build of it,
-// an upgrade was installed over it: the client asks it to drain and exit
-// (POST /v1/shutdown, without activating anything) once the command's own
-// request has been answered. A daemon started from another path (units
+// an upgrade was installed over it: as soon as the command's answer starts,
+// the client asks it to step down (POST /v1/shutdown naming that build,
+// without activating anything). A daemon started from another path (units
 // naming another installation) is left alone: replacing it would only
-// start the same binary again; `mcpx doctor` reports it. The daemon stops accepting, finishes the calls in flight and
-// exits; the next command starts the new build — under systemd and launchd
-// from the socket they keep holding (connections arriving meanwhile wait in
-// the kernel), under the direct manager by binding the socket anew. No call
-// fails: requests the old daemon accepted are served, and the ones it
-// never read are sent again on a fresh connection.
+// start the same binary again; `mcpx doctor` reports it.
+//
+// The old daemon hands its listening socket to the new build (systemd and
+// direct managers; daemon/handoff.go), so new commands reach the new build
+// at once, and finishes every request it accepted, each call within its own
+// callTimeout. Under launchd it drains and exits, and launchd starts the
+// new build on the next connection. No call fails: requests the old daemon
+// accepted are served, and the ones it never read are sent again on a
+// fresh connection.
 
 type upgradeState struct {
 	once  sync.Once
@@ -43,7 +46,10 @@ func (c *Client) checkBuild(ctx context.Context, theirs string) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	_ = c.Shutdown(ctx) // best effort: a daemon that is already going is fine
+	// Naming the build to replace: the answer that showed it may come from
+	// a daemon that has already handed its socket to a successor, which
+	// must not stop too. Best effort: a daemon already going is fine.
+	_ = c.Shutdown(ctx, theirs)
 }
 
 // ReplacedStale reports whether this client asked a daemon of another build

@@ -133,9 +133,9 @@ func hostEnv(getenv Getenv) hosts.Env {
 // enabledHosts reads the "hosts" list of the user config file: which hosts'
 // files mcpx reads (nil: all). mcpx's own files are always read.
 func enabledHosts(userCfg string) (func(*hosts.Host) bool, error) {
-	b, err := ReadFile(userCfg)
+	b, _, err := readConfigIf(userCfg, MaxConfigSize, checkOwner)
 	if err != nil {
-		return nil, nil // a missing or unreadable file: Load reports it
+		return nil, nil // a missing, unreadable or foreign file: Load reports it
 	}
 	d, err := parseJSONC(userCfg, b)
 	if err != nil {
@@ -201,13 +201,15 @@ func LoadDir(dir string, getenv Getenv, self string) (*Config, error) {
 }
 
 // readHostDoc decodes a host's file: JSONC or TOML into a generic document.
-// Errors are *ParseError with file:line:col.
+// Errors are *ParseError with file:line:col. A file owned by another user
+// is not read (an error wrapping ErrUntrustable): its Claude Code approvals
+// and project scopes are not the user's.
 func readHostDoc(path string, format hosts.Format) (map[string]any, error) {
 	limit := int64(MaxConfigSize)
 	if filepath.Base(path) == ".claude.json" {
 		limit = maxClaudeStateSize
 	}
-	b, err := readFileMax(path, limit)
+	b, _, err := readConfigIf(path, limit, checkOwner)
 	if err != nil {
 		return nil, err
 	}

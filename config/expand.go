@@ -158,7 +158,7 @@ func (s *Server) Vars() []string {
 // Expand returns a copy with every ${VAR} replaced from lookup (the caller's
 // environment, never the daemon's). An unset variable is an *UnsetVarError
 // naming it and the server. A relative cwd is then made relative to the
-// directory of the config file that defined the server. Raw is kept as
+// server's project directory (Dir). Raw is kept as
 // written, so the copy hashes like the original.
 func (s *Server) Expand(lookup func(string) (string, bool)) (*Server, error) {
 	c := *s
@@ -206,8 +206,14 @@ func (s *Server) Expand(lookup func(string) (string, bool)) (*Server, error) {
 	if unset != "" {
 		return nil, &UnsetVarError{Server: s.Name, Var: unset}
 	}
-	if c.Cwd != "" && !filepath.IsAbs(c.Cwd) && s.Source != "" {
-		c.Cwd = filepath.Join(filepath.Dir(s.Source), c.Cwd)
+	if c.Cwd != "" && !filepath.IsAbs(c.Cwd) {
+		base := s.Dir
+		if base == "" && s.Source != "" {
+			base = filepath.Dir(s.Source)
+		}
+		if base != "" {
+			c.Cwd = filepath.Join(base, c.Cwd)
+		}
 	}
 	return &c, nil
 }

@@ -3,16 +3,22 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/mcpx-dev/mcpx/config/hosts"
 )
 
 // hostFile converts what a host's reader found into the entries Load
 // merges. Entries with a Problem stay (they shadow lower definitions and
-// show in `ls`), with a warning naming the file.
-func hostFile(h *hosts.Host, hf *hosts.File, path, key string, c *Config) *file {
+// show in `ls`), with a warning naming the file. Only a trusted file's
+// inputs are recorded: an untrusted one cannot change how a trusted
+// server's input is asked (echoed or not).
+func hostFile(h *hosts.Host, hf *hosts.File, path, key string, c *Config, trusted bool) *file {
 	f := &file{entries: map[string]entry{}, warnings: hf.Warnings}
 	for _, in := range hf.Inputs {
+		if !trusted {
+			break
+		}
 		if c.Inputs == nil {
 			c.Inputs = map[string]Input{}
 		}
@@ -30,13 +36,6 @@ func hostFile(h *hosts.Host, hf *hosts.File, path, key string, c *Config) *file 
 		if he.Disabled {
 			t := true
 			l.disabled = &t
-		}
-		for _, pats := range []*[]string{&he.Tools, &he.ExcludeTools} {
-			for _, p := range *pats {
-				if _, err := matchTool(p, ""); err != nil && s.Problem == "" {
-					s.Problem = fmt.Sprintf("tool filter: %v", err)
-				}
-			}
 		}
 		if he.Tools != nil {
 			t := he.Tools
@@ -98,9 +97,35 @@ func hostFile(h *hosts.Host, hf *hosts.File, path, key string, c *Config) *file 
 		b, _ := json.Marshal(raw)
 		s.Raw, _ = Canonical(b)
 		if s.Problem != "" && !he.Disabled {
-			f.warnings = append(f.warnings, fmt.Sprintf("%s (%s): server %q: %s; it is not started", key, h.Title, he.Name, s.Problem))
+			f.warnings = append(f.warnings, problemWarning(s.Problem, path, key, h.Title, he.Name))
 		}
 		f.entries[he.Name] = entry{server: s, layer: l}
 	}
 	return f
+}
+
+// problemWarning is the warning for a host entry's problem: like mcpx's own
+// files' ("FILE:LINE:COL: server "x": what; it is not started") when the
+// problem is placed, else naming the source and its host.
+func problemWarning(problem, path, key, title, name string) string {
+	if rest, ok := strings.CutPrefix(problem, path+":"); ok {
+		if where, what, ok := strings.Cut(rest, ": "); ok {
+			return fmt.Sprintf("%s:%s: server %q: %s; it is not started", path, where, name, what)
+		}
+	}
+	return fmt.Sprintf("%s (%s): server %q: %s; it is not started", key, title, name, problem)
+}
+
+// checkFilters gives an entry whose tool filter is malformed that problem.
+func checkFilters(hf *hosts.File) {
+	for i := range hf.Entries {
+		he := &hf.Entries[i]
+		for _, pats := range [][]string{he.Tools, he.ExcludeTools} {
+			for _, p := range pats {
+				if _, err := matchTool(p, ""); err != nil && he.Problem == "" {
+					he.Problem, he.ProblemAt = fmt.Sprintf("tool filter: %v", err), ""
+				}
+			}
+		}
+	}
 }

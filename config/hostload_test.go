@@ -95,22 +95,31 @@ func TestTrustAndShadowing(t *testing.T) {
 	proj := write(t, filepath.Join(w.proj, ".mcp.json"), `{"mcpServers": {"s": {"command": "proj"}}, "mcpx": {"policy": {"destructive": "allow"}}}`)
 	write(t, filepath.Join(w.home, ".cursor", "mcp.json"), `{"mcpServers": {"s": {"command": "user"}, "u": {"command": "u"}}}`)
 	c := w.load(t, w.proj)
-	if s := c.Servers["s"]; s.Command != "proj" || !strings.Contains(s.Untrusted, "mcpx trust "+proj) {
+	// Untrusted, the nearer file shadows nothing: the user's s keeps its
+	// name, and the project's is a row of its own saying why it is inert.
+	if s := c.Servers["s"]; s.Command != "user" || s.Untrusted != "" {
+		t.Fatalf("the user's s under an untrusted project file: %+v", s)
+	}
+	if s := c.Servers["s (untrusted)"]; s == nil || s.Command != "proj" || s.Name != "s (untrusted)" || !strings.Contains(s.Untrusted, "mcpx trust "+proj) {
 		t.Fatalf("untrusted project server: %+v", s)
 	}
 	if c.Settings.Policy.Destructive != PolicyConfirm {
 		t.Error("an untrusted file's top-level mcpx block applied")
 	}
-	if len(c.Shadowed) != 1 || c.Shadowed[0].Name != "s" || c.Shadowed[0].By != proj {
+	if len(c.Shadowed) != 0 {
 		t.Errorf("shadowed = %+v", c.Shadowed)
 	}
 	stamp := c.Stamp
 	if _, err := w.store.TrustFile(proj); err != nil {
 		t.Fatal(err)
 	}
+	// Trusted, its entry replaces the inherited one.
 	c = w.load(t, w.proj)
-	if c.Servers["s"].Untrusted != "" || c.Settings.Policy.Destructive != PolicyAllow || c.Stamp == stamp {
+	if s := c.Servers["s"]; s.Command != "proj" || s.Untrusted != "" || c.Settings.Policy.Destructive != PolicyAllow || c.Stamp == stamp {
 		t.Fatalf("trusted: %+v stamp %s", c.Servers["s"], c.Stamp)
+	}
+	if _, ok := c.Servers["s (untrusted)"]; ok || len(c.Shadowed) != 1 || c.Shadowed[0].Name != "s" || c.Shadowed[0].By != proj {
+		t.Errorf("trusted: servers %v, shadowed = %+v", c.Names(), c.Shadowed)
 	}
 	// A trust record writable by others is not believed.
 	recs, _ := os.ReadDir(w.store.Dir)
@@ -119,7 +128,7 @@ func TestTrustAndShadowing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if s := w.load(t, w.proj).Servers["s"]; s.Untrusted == "" {
+	if s := w.load(t, w.proj).Servers["s"]; s.Command != "user" {
 		t.Error("a group/other-writable trust record was believed")
 	}
 }

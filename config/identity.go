@@ -62,13 +62,14 @@ func KeyOf(sources []string) DaemonKey {
 func (c *Config) DaemonKey() DaemonKey { return KeyOf(c.Sources) }
 
 // SchemaHash of the config: the first 16 hex digits of SHA-256 over the
-// canonical JSON of the object {name: entry as written} holding every
-// enabled server (each entry complete, including its `mcpx` block). Any edit
-// to a served definition changes it.
+// canonical JSON of the object {name: definition} holding every enabled
+// server (each entry complete, including its `mcpx` block, and the
+// directory a stdio server runs in; see Hash). Any edit to a served
+// definition changes it.
 func (c *Config) SchemaHash() SchemaHash {
-	all := make(map[string]json.RawMessage, len(c.Servers))
+	all := make(map[string]map[string]json.RawMessage, len(c.Servers))
 	for name, s := range c.Servers {
-		all[name] = s.raw()
+		all[name] = s.definition()
 	}
 	b, err := json.Marshal(all)
 	if err == nil {
@@ -83,14 +84,13 @@ func (c *Config) SchemaHash() SchemaHash {
 
 // Hash is the ServerHash of the server's definition: the first 16 hex digits
 // of SHA-256 over the canonical JSON of Raw (variables unexpanded, so secrets
-// never enter a hash) without its top-level "mcpx" key. Sharing, timeouts,
-// tool filters and descriptions therefore do not invalidate cached schemas
-// or pools; what the server is and how it is started does.
+// never enter a hash) without its top-level "mcpx" key, and with "dir" set
+// to Dir for a stdio server. Sharing, timeouts, tool filters and
+// descriptions therefore do not invalidate cached schemas or pools; what the
+// server is, how it is started and where it runs does: the same entry in two
+// projects is two servers (`.` means another directory in each).
 func (s *Server) Hash() ServerHash {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(s.raw(), &m); err != nil {
-		panic(fmt.Sprintf("config: server %q: hash: %v", s.Name, err))
-	}
+	m := s.definition()
 	delete(m, "mcpx")
 	b, err := json.Marshal(m)
 	if err == nil {
@@ -100,6 +100,20 @@ func (s *Server) Hash() ServerHash {
 		panic(fmt.Sprintf("config: server %q: hash: %v", s.Name, err))
 	}
 	return ServerHash(hexSum(b, 16))
+}
+
+// definition is what the hashes are computed over: Raw as an object, with
+// "dir" set to Dir when the server is started as a command (a "dir" key
+// written in the entry, unknown to mcpx and ignored, is replaced).
+func (s *Server) definition() map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(s.raw(), &m); err != nil {
+		panic(fmt.Sprintf("config: server %q: hash: %v", s.Name, err))
+	}
+	if s.Dir != "" && s.URL == "" {
+		m["dir"], _ = json.Marshal(s.Dir)
+	}
+	return m
 }
 
 // raw is Raw, or for a Server built in code without one (tests, callers

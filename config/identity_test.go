@@ -50,14 +50,17 @@ func TestIdentityGoldens(t *testing.T) {
 	if got, want := string(c.DaemonKey()), sum(near+"\x00"+far, 12); got != want {
 		t.Errorf("daemonKey = %s, want %s", got, want)
 	}
-	schema := `{"a":{"args":["x"],"command":"run"},"b":{"mcpx":{"callTimeout":"5s"},"url":"https://h/${TOKEN}"}}`
+	// A stdio server's definition includes the directory it runs in (its
+	// project directory, here root/p); a remote one's does not.
+	dir := filepath.Join(root, "p")
+	schema := `{"a":{"args":["x"],"command":"run","dir":"` + dir + `"},"b":{"mcpx":{"callTimeout":"5s"},"url":"https://h/${TOKEN}"}}`
 	if got, want := string(c.SchemaHash()), sum(schema, 16); got != want {
 		t.Errorf("schemaHash = %s, want %s", got, want)
 	}
 	if got, want := string(c.Servers["b"].Hash()), sum(`{"url":"https://h/${TOKEN}"}`, 16); got != want {
 		t.Errorf("serverHash(b) = %s, want %s (without the mcpx block, variables unexpanded)", got, want)
 	}
-	if got, want := string(c.Servers["a"].Hash()), sum(`{"args":["x"],"command":"run"}`, 16); got != want {
+	if got, want := string(c.Servers["a"].Hash()), sum(`{"args":["x"],"command":"run","dir":"`+dir+`"}`, 16); got != want {
 		t.Errorf("serverHash(a) = %s, want %s", got, want)
 	}
 	b, _ := Load(nil, "/opt/mcpx")

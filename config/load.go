@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -76,7 +77,7 @@ const (
 var (
 	serverKeys       = []string{"args", "command", "cwd", "env", "headers", "mcpx", "transport", "type", "url"}
 	opencodeKeys     = []string{"command", "enabled", "environment", "headers", "mcpx", "type", "url"}
-	serverBlockKeys  = []string{"auth", "callTimeout", "description", "disabled", "excludeTools", "idleTimeout", "max", "maxMessageBytes", "policy", "scope", "sharing", "startTimeout", "tools"}
+	serverBlockKeys  = []string{"auth", "callTimeout", "description", "disabled", "excludeTools", "idleTimeout", "max", "maxMessageBytes", "policy", "roots", "scope", "sharing", "startTimeout", "tools"}
 	topBlockKeys     = []string{"cache", "callTimeout", "idleExit", "idleTimeout", "max", "maxMessageBytes", "policy", "scope", "sharing", "startTimeout"}
 	policyKeys       = []string{"destructive", "unannotated"}
 	cacheKeys        = []string{"maxAge", "maxBytes"}
@@ -99,6 +100,7 @@ type optLayer struct {
 	disabled                    *bool
 	destructive, unannotated    *string
 	auth                        *Auth
+	roots                       *[]string
 	// top-level only
 	idleExit      *Duration
 	cacheMaxBytes *int64
@@ -121,6 +123,7 @@ func (l *optLayer) under(u optLayer) {
 	fill(&l.destructive, u.destructive)
 	fill(&l.unannotated, u.unannotated)
 	fill(&l.auth, u.auth)
+	fill(&l.roots, u.roots)
 	fill(&l.idleExit, u.idleExit)
 	fill(&l.cacheMaxBytes, u.cacheMaxBytes)
 	fill(&l.cacheMaxAge, u.cacheMaxAge)
@@ -158,8 +161,10 @@ func (l optLayer) over(o Options) Options {
 		a.Scopes = slices.Clone(a.Scopes)
 		o.Auth = &a
 	}
+	set(&o.Roots, l.roots)
 	o.Tools = slices.Clone(o.Tools)
 	o.ExcludeTools = slices.Clone(o.ExcludeTools)
+	o.Roots = slices.Clone(o.Roots)
 	return o
 }
 
@@ -212,6 +217,10 @@ func Load(sources []string, self string) (*Config, error) {
 // Merging: the nearest file that defines a server name supplies the whole
 // entry; an entry with "mcpx": {"disabled": true} (or a host's own disabled
 // or enabled: false) removes the name, inherited definitions included.
+// Untrusted means inert: an entry of an untrusted file (or a top-level
+// block) never replaces, disables or changes a trusted file's entry; it is
+// listed as a row of its own (see merger.rows). A file owned by another
+// user is not read at all: its Source says so and it has no servers.
 // Top-level `mcpx` blocks merge per key, nearer first. A server's effective
 // Options are its own block over the merged top-level block over the
 // built-in defaults.
@@ -238,6 +247,10 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 		trust = TrustStoreAt(stateDir(getenv))
 	}
 	env := hostEnv(getenv)
+	home := env.Home // where user-level servers run, resolved like every path hashed
+	if real, err := filepath.EvalSymlinks(home); err == nil {
+		home = real
+	}
 	userFiles := map[string]bool{}
 	for _, nf := range hosts.UserFilesAll(env, nil) {
 		if real, err := filepath.EvalSymlinks(nf.Path); err == nil {
@@ -246,7 +259,7 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 	}
 	c := &Config{Servers: map[string]*Server{}}
 	var top optLayer
-	won := map[string]entry{}
+	m := merger{trusted: map[string]entry{}, untrusted: map[string]entry{}}
 	stamp := sha256.New()
 	var claude map[string]any // ~/.claude.json, for approvals
 	claudeRead := false
@@ -284,7 +297,17 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 			fi fs.FileInfo
 		)
 		if err == nil {
-			b, fi, err = readConfig(abs, limit)
+			b, fi, err = readConfigIf(abs, limit, checkOwner)
+		}
+		if errors.Is(err, ErrUntrustable) {
+			// Another user's file is not read past its owner: it
+			// contributes nothing but this note.
+			info.Why = sentence(err) + " mcpx does not read it."
+			info.Error = info.Why
+			c.Files = append(c.Files, info)
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s (%s): not read: %s", key, host.Title, info.Why))
+			fmt.Fprintf(stamp, "%s\x00foreign\x00%s\x00", key, info.Why)
+			continue
 		}
 		if err != nil {
 			if host.Format(abs) == hosts.MCPX {
@@ -296,14 +319,9 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 			fmt.Fprintf(stamp, "%s\x00unreadable\x00", key)
 			continue
 		}
-		switch {
-		case info.Level == hosts.User.String():
-			if err := checkOwner(abs, fi); err != nil {
-				info.Why = sentence(err)
-			} else {
-				info.Trusted = true
-			}
-		default:
+		if info.Level == hosts.User.String() {
+			info.Trusted = true // and ours: checkOwner passed
+		} else {
 			info.Why = projectVerdict(trust, abs, fi, b)
 			info.Trusted = info.Why == ""
 		}
@@ -330,7 +348,9 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 			} else {
 				ctx.Level = hosts.User
 			}
-			f = hostFile(host, host.Read(doc, ctx), abs, key, c)
+			hf := host.Read(doc, ctx)
+			placeProblems(hf, abs, b, host.Format(abs))
+			f = hostFile(host, hf, abs, key, c, info.Trusted)
 		}
 		c.Files = append(c.Files, info)
 		c.Warnings = append(c.Warnings, f.warnings...)
@@ -345,17 +365,17 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 			}
 			approval = hosts.ClaudeApprovalOf(claude, filepath.Dir(abs))
 		}
+		dir := serverDir(abs, scope, info.Level == hosts.User.String(), host, home)
 		for _, name := range slices.Sorted(maps.Keys(f.entries)) {
 			e := f.entries[name]
-			if prev, nearer := won[name]; nearer {
-				c.Shadowed = append(c.Shadowed, Shadow{Name: name, Source: key, By: prev.source})
-				continue
-			}
+			e.server.Dir = dir
 			e.source = key
 			if !info.Trusted && !approval.Approved(name) {
 				e.server.Untrusted = info.Why
 			}
-			won[name] = e
+			if by, shadowed := m.add(name, e); shadowed {
+				c.Shadowed = append(c.Shadowed, Shadow{Name: name, Source: key, By: by})
+			}
 		}
 	}
 	s := builtinSettings()
@@ -365,14 +385,17 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 	s.Defaults = top.over(s.Defaults)
 	s.Policy = s.Defaults.Policy
 	c.Settings = s
-	for _, name := range slices.Sorted(maps.Keys(won)) {
-		e := won[name]
-		if e.layer.disabled != nil && *e.layer.disabled {
-			continue
-		}
+	rows, hidden := m.rows()
+	c.Shadowed = append(c.Shadowed, hidden...)
+	for _, r := range rows {
+		e := r.entry
+		e.server.Name = r.name
 		e.server.Options = e.layer.over(s.Defaults)
-		c.Servers[name] = e.server
-		fmt.Fprintf(stamp, "%s\x00%s\x00%s\x00", name, e.server.Untrusted, e.server.Problem)
+		c.Servers[r.name] = e.server
+	}
+	markSelf(c, getenv)
+	for _, r := range rows {
+		fmt.Fprintf(stamp, "%s\x00%s\x00%s\x00", r.name, r.entry.server.Untrusted, r.entry.server.Problem)
 	}
 	c.Stamp = hex.EncodeToString(stamp.Sum(nil))[:32]
 	return c, nil
@@ -405,6 +428,19 @@ func sentence(err error) string {
 		s += "."
 	}
 	return s
+}
+
+// serverDir is where the servers of a source run when their entries name
+// no cwd (DESIGN §2): the project of a Claude Code local scope, $HOME for a
+// user-level file, else the file's project directory.
+func serverDir(path, scope string, user bool, h *hosts.Host, home string) string {
+	switch {
+	case scope != "":
+		return scope
+	case user:
+		return home
+	}
+	return projectRoot(path, h)
 }
 
 // projectRoot is the workspace folder of a project-level host file: the

@@ -116,6 +116,8 @@ func TestLoadBuiltin(t *testing.T) {
 	}
 	// The built-in server is the same server as one written in a config
 	// file, whatever the path holds: its hash keys the pools and the cache.
+	// (A file's server also runs in its project directory, which is part
+	// of its identity; the built-in one has none.)
 	for _, self := range []string{"/opt/mcpx", `/a "b"/<c>&d`, "/é/\\x", "/t\tab\u2028", "/x<y>&z", "/bad\xff/utf8", "/two\xff\xfe\xc3"} {
 		cmd, _ := json.Marshal(self)
 		file := write(t, filepath.Join(tempRoot(t), ".mcp.json"), `{"mcpServers": {"demo": {"command": `+string(cmd)+`, "args": ["demo-server"]}}}`)
@@ -123,6 +125,7 @@ func TestLoadBuiltin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		fromFile.Servers["demo"].Dir = ""
 		if got, want := Builtin(self).Servers["demo"].Hash(), fromFile.Servers["demo"].Hash(); got != want {
 			t.Errorf("Builtin(%q) hashes to %s, from a file to %s", self, got, want)
 		}
@@ -218,7 +221,7 @@ func TestUnknownKeys(t *testing.T) {
 		contains  []string
 	}{
 		{"server mcpx block", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"mcpx\": {\n \"sharng\": \"shared\"}}}}", 2, 2,
-			[]string{`server "a": mcpx block`, `unknown key "sharng"`, "accepted: auth, callTimeout, description, disabled, excludeTools, idleTimeout, max, maxMessageBytes, policy, scope, sharing, startTimeout, tools", `did you mean "sharing"?`}},
+			[]string{`server "a": mcpx block`, `unknown key "sharng"`, "accepted: auth, callTimeout, description, disabled, excludeTools, idleTimeout, max, maxMessageBytes, policy, roots, scope, sharing, startTimeout, tools", `did you mean "sharing"?`}},
 		{"top-level block", "{\"mcpx\": {\"idleExt\": \"1m\"}}", 1, 11,
 			[]string{"top-level mcpx block", `"idleExt"`, "accepted: cache, callTimeout, idleExit", `did you mean "idleExit"?`}},
 		{"server-only key at top level", "{\"mcpx\": {\"disabled\": true}}", 1, 11, []string{`unknown key "disabled"`}},

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/search"
 )
 
 // parseFile reads one source: its server maps and its top-level mcpx block.
@@ -137,7 +139,7 @@ func (d *doc) parseEntry(format string, m member, warnings *[]string) (entry, er
 			}
 		default:
 			msg := fmt.Sprintf("%s: server %q: unknown key %q ignored (accepted: %s)", d.where(k.keyStart), name, k.name, strings.Join(accepted, ", "))
-			if near := Nearest(k.name, accepted); near != "" {
+			if near := search.Suggest(k.name, accepted); near != "" {
 				msg += fmt.Sprintf("; did you mean %q?", near)
 			}
 			*warnings = append(*warnings, msg)
@@ -353,6 +355,17 @@ func (d *doc) parseBlock(n *node, server string, top bool) (optLayer, error) {
 					l.exclude = &pats
 				}
 			}
+		case "roots":
+			var dirs []string
+			if dirs, err = d.strList(v, server, key); err == nil {
+				for i, dir := range dirs {
+					if strings.TrimSpace(dir) == "" {
+						err = d.errAt(v.elems[i].start, ErrInvalidValue, "%s: an empty path is not accepted (accepted: directories, relative to the entry's project directory or absolute)", d.subject(server, key))
+						break
+					}
+				}
+				l.roots = &dirs
+			}
 		case "description":
 			var s string
 			s, err = d.str(v, server, key)
@@ -543,7 +556,7 @@ func (d *doc) enum(n *node, server, key string, accepted []string) (*string, err
 
 func (d *doc) notAccepted(n *node, server, key, got string, accepted []string) error {
 	msg := fmt.Sprintf("%s: %q is not accepted (accepted: %s)", d.subject(server, key), got, strings.Join(accepted, ", "))
-	if near := Nearest(got, accepted); near != "" {
+	if near := search.Suggest(got, accepted); near != "" {
 		msg += fmt.Sprintf("; did you mean %q?", near)
 	}
 	return d.errAt(n.start, ErrInvalidValue, "%s", msg)
@@ -551,7 +564,7 @@ func (d *doc) notAccepted(n *node, server, key, got string, accepted []string) e
 
 func (d *doc) unknownKey(k member, where string, accepted []string) error {
 	msg := fmt.Sprintf("%s: unknown key %q (accepted: %s)", where, k.name, strings.Join(accepted, ", "))
-	if near := Nearest(k.name, accepted); near != "" {
+	if near := search.Suggest(k.name, accepted); near != "" {
 		msg += fmt.Sprintf("; did you mean %q?", near)
 	}
 	return d.errAt(k.keyStart, ErrUnknownKey, "%s", msg)

@@ -7,17 +7,26 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
 // Paths knows every location mcpx uses (DESIGN §4). One method per path;
 // nothing else in mcpx builds these names.
 type Paths struct {
-	Runtime string // $XDG_RUNTIME_DIR/mcpx or $TMPDIR/mcpx-<uid>
+	// Runtime holds the sockets, info, env and lock files: $XDG_RUNTIME_DIR/mcpx,
+	// else mcpx-<uid> in the per-user temporary directory (see ResolvePaths).
+	Runtime string
 	State   string // $XDG_STATE_HOME/mcpx
 	Cache   string // $XDG_CACHE_HOME/mcpx
 	Config  string // $XDG_CONFIG_HOME/mcpx
+	// Sockets, when set, is the directory of the sockets instead of
+	// Runtime: a short directory, for a Runtime too long for a unix
+	// socket address. ResolvePaths sets it; a Paths built by hand leaves it
+	// empty and Socket computes the short directory itself.
+	Sockets string
 }
 
 // ErrUnsafeDir is a runtime directory that is not a directory owned by the
@@ -28,13 +37,38 @@ var ErrUnsafeDir = errors.New("unsafe directory")
 // bytes on Linux and 104 on macOS, and 100 leaves room for both.
 const maxSocketPath = 100
 
-// DefaultPaths computes the paths from the environment. XDG variables that
-// are unset, empty or relative are ignored (as the XDG spec says) in favour
-// of the defaults under HOME ($HOME, else the OS's idea of home). It creates
-// nothing except, when XDG_RUNTIME_DIR is unusable, the $TMPDIR/mcpx-<uid>
-// runtime directory (TMPDIR defaulting to /tmp), created 0700 and checked to
-// be ours with that mode.
+// longestKey is as long as a daemon key gets (12 hex digits), for the
+// length checks of socket paths.
+const longestKey = DaemonKey("0123456789ab")
+
+// DefaultPaths is ResolvePaths without its note.
 func DefaultPaths(getenv Getenv) (Paths, error) {
+	p, _, err := ResolvePaths(getenv)
+	return p, err
+}
+
+// ResolvePaths computes the paths from the environment. XDG variables that
+// are unset, empty or relative are ignored (as the XDG spec says) in favour
+// of the defaults under HOME ($HOME, else the OS's idea of home).
+//
+// The runtime directory is $XDG_RUNTIME_DIR/mcpx. Without XDG_RUNTIME_DIR
+// it is mcpx-<uid> in the per-user temporary directory: on macOS the one
+// confstr(_CS_DARWIN_USER_TEMP_DIR) names (what launchd gives agents as
+// TMPDIR, so a shell over ssh without TMPDIR finds the same sockets as the
+// agents), elsewhere $TMPDIR (default /tmp). That directory is created 0700
+// and checked to be ours; a directory of that name that another user
+// created first (a squatter) is not an error: a private directory with an
+// unpredictable name is made beside it, recorded under State so every
+// process of this user finds the same one, and note says so, once: when
+// that directory is made. The short directory of sockets whose path would
+// be too long (Sockets) is claimed the same way. Nothing else is created.
+func ResolvePaths(getenv Getenv) (p Paths, note string, err error) {
+	return resolvePaths(getenv, runtime.GOOS, userTempDir)
+}
+
+// resolvePaths is ResolvePaths for the system goos whose per-user
+// temporary directory userTemp answers (tests pass darwin's).
+func resolvePaths(getenv Getenv, goos string, userTemp func() (string, error)) (p Paths, note string, err error) {
 	xdg := func(name string) string {
 		if v := getenv(name); filepath.IsAbs(v) {
 			return filepath.Clean(v)
@@ -45,7 +79,7 @@ func DefaultPaths(getenv Getenv) (Paths, error) {
 	if !filepath.IsAbs(home) {
 		h, err := os.UserHomeDir()
 		if err != nil {
-			return Paths{}, fmt.Errorf("find home directory: %w", err)
+			return Paths{}, "", fmt.Errorf("find home directory: %w", err)
 		}
 		home = h
 	}
@@ -55,38 +89,63 @@ func DefaultPaths(getenv Getenv) (Paths, error) {
 		}
 		return filepath.Join(append([]string{home}, append(def, "mcpx")...)...)
 	}
-	p := Paths{
+	p = Paths{
 		State:  pick("XDG_STATE_HOME", ".local", "state"),
 		Cache:  pick("XDG_CACHE_HOME", ".cache"),
 		Config: pick("XDG_CONFIG_HOME", ".config"),
 	}
+	var notes []string
 	if rt := xdg("XDG_RUNTIME_DIR"); rt != "" {
 		p.Runtime = filepath.Join(rt, "mcpx")
-		return p, nil
+	} else {
+		dir := filepath.Join(tempBase(goos, getenv, userTemp), "mcpx-"+strconv.Itoa(os.Getuid()))
+		if p.Runtime, note, err = claimDir(dir, p.State); err != nil {
+			return Paths{}, "", err
+		}
+		notes = appendNote(notes, note)
 	}
-	tmp := xdg("TMPDIR")
-	if tmp == "" {
-		tmp = "/tmp"
+	if len(filepath.Join(p.Runtime, string(longestKey)+".sock")) > maxSocketPath {
+		if p.Sockets, note, err = claimDir(p.shortSocketDir(), p.State); err != nil {
+			return Paths{}, "", err
+		}
+		notes = appendNote(notes, note)
 	}
-	p.Runtime = filepath.Join(tmp, "mcpx-"+strconv.Itoa(os.Getuid()))
-	if err := ensurePrivateDir(p.Runtime); err != nil {
-		return Paths{}, err
+	return p, strings.Join(notes, "; "), nil
+}
+
+func appendNote(notes []string, note string) []string {
+	if note != "" {
+		notes = append(notes, note)
 	}
-	return p, nil
+	return notes
+}
+
+// tempBase is the per-user temporary directory the runtime directory
+// lives in when XDG_RUNTIME_DIR is not set: on darwin what userTemp
+// answers (confstr(_CS_DARWIN_USER_TEMP_DIR), which no variable changes),
+// else, and where userTemp fails, $TMPDIR when absolute, else /tmp.
+func tempBase(goos string, getenv Getenv, userTemp func() (string, error)) string {
+	if goos == "darwin" {
+		if dir, err := userTemp(); err == nil && filepath.IsAbs(dir) {
+			return filepath.Clean(dir)
+		}
+	}
+	if tmp := getenv("TMPDIR"); filepath.IsAbs(tmp) {
+		return filepath.Clean(tmp)
+	}
+	return "/tmp"
 }
 
 // EnsureRuntime creates the runtime directory (0700) if needed and checks
-// that it is a directory owned by this user with mode 0700. When the
-// runtime directory is so long that sockets fall back to the short hashed
-// directory (see Socket), that directory is ensured too. Safe to call
-// repeatedly and from several processes.
+// that it is a directory owned by this user with mode 0700, and does the
+// same for the directory of the sockets when it is another one (see
+// Socket). Safe to call repeatedly and from several processes.
 func (p Paths) EnsureRuntime() error {
 	if err := ensurePrivateDir(p.Runtime); err != nil {
 		return err
 	}
-	// A 12-hex key is the longest key there is.
-	if len(filepath.Join(p.Runtime, "0123456789ab.sock")) > maxSocketPath {
-		return ensurePrivateDir(p.shortSocketDir())
+	if dir := filepath.Dir(p.Socket(longestKey)); dir != p.Runtime {
+		return ensurePrivateDir(dir)
 	}
 	return nil
 }
@@ -103,6 +162,12 @@ func ensurePrivateDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create runtime directory %s: %w", dir, err)
 	}
+	return checkPrivateDir(dir)
+}
+
+// checkPrivateDir checks that dir is a real directory (not a symlink),
+// owned by us, of mode exactly 0700.
+func checkPrivateDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return fmt.Errorf("check runtime directory %s: %w", dir, err)
@@ -110,8 +175,8 @@ func ensurePrivateDir(dir string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("check runtime directory %s: not a directory: %w", dir, ErrUnsafeDir)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return fmt.Errorf("check runtime directory %s: owned by uid %d, not %d: %w", dir, st.Uid, os.Getuid(), ErrUnsafeDir)
+	if uid, ok := fileOwner(fi); ok && uid != os.Getuid() {
+		return fmt.Errorf("check runtime directory %s: owned by uid %d, not %d: %w", dir, uid, os.Getuid(), ErrUnsafeDir)
 	}
 	if fi.Mode().Perm() != 0o700 {
 		return fmt.Errorf("check runtime directory %s: mode %#o, want 0700 (chmod 700 it): %w", dir, fi.Mode().Perm(), ErrUnsafeDir)
@@ -119,11 +184,22 @@ func ensurePrivateDir(dir string) error {
 	return nil
 }
 
-// Socket is Runtime/<k>.sock. When that path is longer than 100 bytes (too
-// long for a unix socket address on every platform) it is instead
+func fileOwner(fi os.FileInfo) (int, bool) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid), true
+	}
+	return 0, false
+}
+
+// Socket is Runtime/<k>.sock, or Sockets/<k>.sock when Sockets is set.
+// A Paths without Sockets whose Runtime/<k>.sock is longer than 100 bytes
+// (too long for a unix socket address on every platform) uses
 // /tmp/mcpx-<uid>-<h>/<k>.sock, h being the first 8 hex digits of SHA-256
 // of Runtime, so each runtime directory keeps its own short directory.
 func (p Paths) Socket(k DaemonKey) string {
+	if p.Sockets != "" {
+		return filepath.Join(p.Sockets, string(k)+".sock")
+	}
 	s := filepath.Join(p.Runtime, string(k)+".sock")
 	if len(s) <= maxSocketPath {
 		return s
@@ -163,6 +239,11 @@ func (p Paths) RuntimeKeyRecord(k DaemonKey) string {
 // Runtime/<k>.children, so the next daemon for k reaps what a crashed one
 // left.
 func (p Paths) Children(k DaemonKey) string { return filepath.Join(p.Runtime, string(k)+".children") }
+
+// ServeRecords holds one record per running `mcpx serve --http`,
+// Runtime/serve/<pid>.json (ServeRecord): where it listens, so that a
+// config entry pointing at it is known to be mcpx itself.
+func (p Paths) ServeRecords() string { return filepath.Join(p.Runtime, "serve") }
 
 // KeysDir holds the key records, State/keys.
 func (p Paths) KeysDir() string { return filepath.Join(p.State, "keys") }

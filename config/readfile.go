@@ -40,6 +40,13 @@ func readFileMax(path string, limit int64) ([]byte, error) {
 // readConfig is ReadFile returning the opened file's FileInfo too (owner
 // and mode of exactly the file whose bytes were read).
 func readConfig(path string, limit int64) ([]byte, fs.FileInfo, error) {
+	return readConfigIf(path, limit, nil)
+}
+
+// readConfigIf is readConfig that first asks check (when not nil) about the
+// opened file, and reads nothing when check says no: a file owned by
+// another user is never read past that check.
+func readConfigIf(path string, limit int64, check func(string, fs.FileInfo) error) ([]byte, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, err
@@ -51,6 +58,11 @@ func readConfig(path string, limit int64) ([]byte, fs.FileInfo, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, nil, fmt.Errorf("read %s: %w (%s)", path, ErrNotRegular, fi.Mode().Type())
+	}
+	if check != nil {
+		if err := check(path, fi); err != nil {
+			return nil, fi, err
+		}
 	}
 	if fi.Size() > limit {
 		return nil, nil, fmt.Errorf("read %s: %w: %d bytes, the limit is %d", path, ErrTooLarge, fi.Size(), limit)

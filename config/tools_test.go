@@ -35,27 +35,6 @@ func TestToolAllowed(t *testing.T) {
 	}
 }
 
-func TestNearest(t *testing.T) {
-	cands := []string{"sharing", "scope", "max", "idleTimeout", "callTimeout"}
-	tests := []struct{ in, want string }{
-		{"sharng", "sharing"},
-		{"SCOPE", "scope"},
-		{"idletimeout", "idleTimeout"},
-		{"mx", "max"},
-		{"callTimout", "callTimeout"},
-		{"zzzzzzzz", ""},
-		{"description", ""},
-	}
-	for _, tt := range tests {
-		if got := Nearest(tt.in, cands); got != tt.want {
-			t.Errorf("Nearest(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-	if Nearest("x", nil) != "" {
-		t.Error("no candidates must give empty")
-	}
-}
-
 func TestDurationJSON(t *testing.T) {
 	tests := []struct {
 		in   string

@@ -218,5 +218,24 @@ func ProjectFiles(sources []string, getenv Getenv) []string {
 	return out
 }
 
+// ProjectFilesIn splits the project-level files among sources (as
+// ProjectFiles) into those whose project directory is dir — what
+// `mcpx trust DIR` trusts — and the others (a parent directory's, which
+// are trusted only by their path).
+func ProjectFilesIn(dir string, sources []string, getenv Getenv) (here, parents []string) {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	env := hostEnv(getenv)
+	for _, f := range ProjectFiles(sources, getenv) {
+		if projectRoot(f, hosts.Identify(f, env)) == filepath.Clean(dir) {
+			here = append(here, f)
+		} else {
+			parents = append(parents, f)
+		}
+	}
+	return here, parents
+}
+
 // DefaultTrustStore is the trust store for getenv's XDG_STATE_HOME.
 func DefaultTrustStore(getenv Getenv) *TrustStore { return TrustStoreAt(stateDir(getenv)) }

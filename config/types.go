@@ -6,6 +6,7 @@ package config
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"time"
 )
 
@@ -86,6 +87,10 @@ type Options struct {
 	// Auth is the server's `mcpx.auth` block (remote servers that need an
 	// OAuth login); nil when absent. Per server only.
 	Auth *Auth `json:"auth,omitempty"`
+	// Roots are the directories offered to the server as MCP roots, as
+	// written (Server.RootDirs resolves them); none means mcpx declares
+	// no roots. Per server only.
+	Roots []string `json:"roots,omitempty"`
 }
 
 // Auth is a server's `mcpx.auth` block: how mcpx identifies itself to the
@@ -128,6 +133,14 @@ type Server struct {
 
 	// Source is the file that defined the server ("" for the built-in one).
 	Source string `json:"-"`
+	// Dir is the directory a stdio server starts in when its entry names
+	// no cwd, and the base of a relative cwd: the project directory of the
+	// file that defined it (the directory holding .mcpx.json or .mcp.json,
+	// the parent of .vscode/, .cursor/, .gemini/, .codex/, .zed/, the
+	// directory of opencode.json), the project of a Claude Code local
+	// scope, or $HOME for a user-level file. Set by Load; "" for the
+	// built-in server. Part of the server's identity (Hash).
+	Dir string `json:"-"`
 	// Raw is the entry exactly as written in Source; the hashes are
 	// computed from it.
 	Raw json.RawMessage `json:"-"`
@@ -140,6 +153,10 @@ type Server struct {
 	// Untrusted, when set, is why the server may not start: its project
 	// file is not trusted (one sentence naming `mcpx trust`).
 	Untrusted string `json:"-"`
+	// Self is set when the entry is mcpx itself (`mcpx serve`, or the URL
+	// of this user's running `mcpx serve --http`); Problem says so, and
+	// the server is listed as skipped, never started.
+	Self bool `json:"-"`
 	// Ignored are keys of the host's entry mcpx does not use.
 	Ignored []string `json:"-"`
 }
@@ -227,3 +244,33 @@ const (
 	DefaultCacheBytes      = 1 << 30
 	DefaultCacheAge        = 30 * 24 * time.Hour
 )
+
+// RootDirs are the entry's mcpx.roots as absolute, cleaned directories:
+// relative ones are taken from rootBase.
+func (s *Server) RootDirs() []string {
+	if len(s.Options.Roots) == 0 {
+		return nil
+	}
+	base := rootBase(s)
+	out := make([]string, 0, len(s.Options.Roots))
+	for _, r := range s.Options.Roots {
+		if !filepath.IsAbs(r) {
+			r = filepath.Join(base, r)
+		}
+		out = append(out, filepath.Clean(r))
+	}
+	return out
+}
+
+// rootBase is the directory relative mcpx.roots are resolved from: the
+// entry's project directory (Dir), the base of a relative cwd too; for an
+// entry without one, the directory of the file that defines it.
+func rootBase(s *Server) string {
+	if s.Dir != "" {
+		return s.Dir
+	}
+	if s.Source == "" {
+		return ""
+	}
+	return filepath.Dir(s.Source)
+}

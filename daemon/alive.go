@@ -78,6 +78,7 @@ func (d *daemon) keepSocket(ctx context.Context, srv *http.Server) {
 		}
 		bound = ino()
 		d.log.Printf("socket %s was removed; bound it again", d.socket)
+		d.repairInfo() // removed with it, most likely
 		go func(ln net.Listener) {
 			if err := d.lns.serve(srv, newLimitListener(ln, d.opts.MaxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				d.log.Printf("serve re-bound socket: %v", err)

@@ -195,6 +195,11 @@ func TestCall(t *testing.T) {
 	if code != http.StatusNotFound || e.Code != api.CodeUnknownTool || e.Suggestion != "echo" {
 		t.Errorf("unknown tool: %d %+v", code, e)
 	}
+	// Suggested by meaning when not by spelling (the search thesaurus).
+	code, _, e = d.call("fx", "erase_note", `{}`, false)
+	if code != http.StatusNotFound || e.Code != api.CodeUnknownTool || e.Suggestion != "delete_note" {
+		t.Errorf("unknown tool by meaning: %d %+v", code, e)
+	}
 
 	var st api.Status
 	d.mustOK(http.MethodGet, api.PathStatus, nil, &st)

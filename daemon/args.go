@@ -15,9 +15,9 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
-	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/schemadoc"
+	"github.com/mcpx-dev/mcpx/search"
 )
 
 // Call arguments travel raw from the CLI (api.CallRequest): a JSON object
@@ -31,6 +31,7 @@ import (
 // decoded and compiled.
 type toolSchema struct {
 	hint        hint               // what the annotations say to the policy
+	resendable  bool               // readOnlyHint or idempotentHint: may be sent twice (resend.go)
 	taskSupport string             // execution.taskSupport: "", "optional", "required" or "forbidden"
 	input       map[string]any     // the decoded inputSchema; nil when the tool has none
 	validator   *jsonschema.Schema // nil when there is no schema or it does not compile
@@ -60,7 +61,7 @@ func compileTool(t api.Tool) *toolSchema {
 			TaskSupport string `json:"taskSupport"`
 		} `json:"execution"`
 	}
-	ts := &toolSchema{hint: hintOf(t)}
+	ts := &toolSchema{hint: hintOf(t), resendable: resendable(t.Annotations)}
 	err := json.Unmarshal(t.Definition, &def)
 	ts.taskSupport = def.Execution.TaskSupport
 	if err != nil || len(def.InputSchema) == 0 || string(def.InputSchema) == "null" {
@@ -230,7 +231,7 @@ func validateArgs(ns, tool string, ts *toolSchema, args json.RawMessage) error {
 			if len(unknown) > 1 {
 				e.body.Error = fmt.Sprintf("%s.%s has no parameters %s", ns, tool, quoteAll(unknown))
 			}
-			e.body.Suggestion = config.Nearest(k, names)
+			e.body.Suggestion = search.Suggest(k, names)
 			for _, u := range unknown {
 				e.body.Problems = append(e.body.Problems, fmt.Sprintf("at /%s: unknown parameter", u))
 			}

@@ -70,10 +70,18 @@ func (d *daemon) serveLoginWait(w http.ResponseWriter, r *http.Request) error {
 		}
 		return apiErr(http.StatusBadGateway, api.CodeLoginFailed, "%v", err)
 	}
-	// The schema cache may hold the "needs a login" of an earlier
-	// listing: read the tools now, so `ls` shows them.
+	// A listing that failed before this login (it needed the login, or a
+	// scope the login now has) says something no longer true: drop it,
+	// so the server shows unread until its tools are read again and `ls
+	// NS` reads them (joining the fetch started here) instead of
+	// answering the old error. A good listing stays until the refetch.
 	st := d.state.Load()
 	if _, err := st.server(info.Server); err == nil {
+		if snap := d.snapshot(st, info.Server); snap != nil && !usable(snap) {
+			if err := d.schemas.Invalidate(st.hashes[info.Server]); err != nil {
+				d.log.Printf("auth: %s: drop the listing made before the login: %v", info.Server, err)
+			}
+		}
 		d.fetchLater(st, info.Server)
 	}
 	return writeJSON(w, authStatus(info.Server, info))
@@ -95,6 +103,13 @@ func (d *daemon) serveLogout(w http.ResponseWriter, r *http.Request) error {
 		return apiErr(http.StatusInternalServerError, api.CodeInternal, "log out of %s: %v", req.Namespace, err)
 	}
 	d.pools.Restart(r.Context(), srv.Hash)
+	if snap := d.snapshot(d.state.Load(), req.Namespace); snap != nil && snap.CacheScope == "private" {
+		// Lists a server marked private belong to the login that read
+		// them.
+		if err := d.schemas.Invalidate(srv.Hash); err != nil {
+			d.log.Printf("invalidate schemas of %s: %v", req.Namespace, err)
+		}
+	}
 	resp := api.LogoutResponse{Namespace: req.Namespace, HadLogin: had, Revoked: revoked}
 	if warn != nil {
 		resp.Warning = warn.Error()
@@ -137,7 +152,7 @@ func authStatus(ns string, info *auth.Info) api.AuthStatus {
 		return api.AuthStatus{Namespace: ns}
 	}
 	as := api.AuthStatus{Namespace: ns, ServerHash: string(info.ServerHash), LoggedIn: true, Issuer: info.Issuer,
-		ClientID: info.ClientID, Scope: info.Scopes, Refreshable: info.Refresh}
+		ClientID: info.ClientID, Scope: info.Scopes, Refreshable: info.Refresh, NeedsScope: info.NeedsScope}
 	if !info.ExpiresAt.IsZero() {
 		t := info.ExpiresAt.UTC().Truncate(time.Second)
 		as.ExpiresAt = &t

@@ -35,6 +35,10 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "arguments of %s.%s must be a JSON object", req.Namespace, req.Tool)
 	}
 
+	if err := checkElicit(req.Elicit, req.Stream); err != nil {
+		return err
+	}
+
 	st := d.state.Load()
 	s, err := st.server(req.Namespace)
 	if err != nil {
@@ -62,7 +66,7 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 	if !req.NoStatus {
 		stream.send(api.StreamFrame{Status: &api.CallStatus{State: state, Namespace: s.Name}}, true)
 	}
-	resp, err := d.call(r, st, s, req, stream.observe)
+	resp, err := d.call(r, st, s, req, stream)
 	if err != nil {
 		var he *httpError
 		if !errors.As(err, &he) {
@@ -80,8 +84,9 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 
 // call runs one tool call for serveCall: the tool is looked up, the policy
 // enforced, the arguments typed and checked, then the server called
-// (observe, when not nil, receiving its progress and log notices).
-func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.CallRequest, observe func(upstream.Notice)) (*api.CallResponse, error) {
+// (stream, when not nil, receiving its progress and log notices and, with
+// elicit mode ask, its elicitations).
+func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.CallRequest, stream *frameStream) (*api.CallResponse, error) {
 	snap, view := d.toolsOf(st, s)
 	if !s.Options.ToolAllowed(req.Tool) {
 		_, err := findTool(s.Name, req.Tool, view.list())
@@ -150,6 +155,7 @@ func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.Call
 	support := ""
 	if found != nil {
 		support = ts.taskSupport
+		caller.Idempotent = ts.resendable
 	}
 	asTask, err := callAsTask(s.Name, req, support)
 	if err != nil {
@@ -171,8 +177,15 @@ func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.Call
 		return resp, err
 	}
 	d.calls.Add(1)
+	hooks := upstream.Hooks{Answer: d.answerer(s.Name, req.Elicit, stream)}
+	if stream != nil {
+		hooks.Observe = stream.observe
+	}
+	if found != nil {
+		hooks.Tool = found.Definition
+	}
 	return d.finishCall(st, s.Name, req, snap, func() (json.RawMessage, error) {
-		return d.pools.CallObserved(r.Context(), spec, caller, req.Tool, args, observe)
+		return d.pools.CallWith(r.Context(), spec, caller, req.Tool, args, hooks)
 	})
 }
 
@@ -189,9 +202,10 @@ func (d *daemon) finishCall(st *state, ns string, req api.CallRequest, snap *cac
 		e.body.Tool = req.Tool
 		return nil, e
 	}
-	if !usable(snap) {
-		// No snapshot, or one recording a failed listing: the server
-		// answers now, so read its list for the next `ls`.
+	if !usable(snap) || stale(snap, time.Now()) {
+		// No snapshot, one recording a failed listing, or one whose
+		// caching hint ran out: the server answers now, so read its
+		// list for the next `ls`.
 		d.fetchLater(st, ns)
 	}
 	if isErr, ok := plainResult(raw); ok {
@@ -289,13 +303,13 @@ func refuseUnlisted(ns, tool string, err error) error {
 
 // cannotRun returns the mapped error when the listing failed because the
 // server cannot run at all (it fails to start, is cooling down after failing,
-// needs a variable the caller has not set, or needs a login). The call is refused either
-// way; saying why the server cannot run tells the user what to fix, where
-// "annotations unknown" would not.
+// needs a variable the caller has not set, needs a login or a scope its login
+// lacks). The call is refused either way; saying why the server cannot run
+// tells the user what to fix, where "annotations unknown" would not.
 func cannotRun(err error) *httpError {
 	e := mapError(err)
 	switch e.body.Code {
-	case api.CodeStartFailed, api.CodeCooldown, api.CodeUnsetVariable, api.CodeConfig, api.CodeLoginRequired:
+	case api.CodeStartFailed, api.CodeCooldown, api.CodeUnsetVariable, api.CodeConfig, api.CodeLoginRequired, api.CodeInsufficientScope:
 		return e
 	}
 	return nil

@@ -111,8 +111,16 @@ type daemon struct {
 	inflight   atomic.Int64
 	lastActive atomic.Int64 // unix nanoseconds of the last request start or end
 
+	// The info file is checked now and then (infokeep.go); retired is set
+	// once a successor serves the socket (handoff.go).
+	infoChecked atomic.Int64
+	infoMu      sync.Mutex
+	retired     atomic.Bool
+
 	flightMu sync.Mutex
 	flights  map[config.ServerHash]*flight
+
+	elicits pending // elicitations waiting for their caller (elicit.go)
 
 	// quit asks Run to exit (shutdown route, idle exit); its reason is
 	// logged.
@@ -136,6 +144,10 @@ type daemon struct {
 	// (drain.go).
 	lns        listeners
 	unanswered *unanswered
+
+	// handOffAsked: the stop was asked for by a client of a newer build
+	// installed at our path; hand the socket to it (handoff.go).
+	handOffAsked atomic.Bool
 }
 
 // Run serves on ln until ctx is done or the daemon decides to exit (idle
@@ -204,11 +216,15 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	d.store = store
 	d.schemas = cache.NewSchemas(store, opts.Paths.Schemas())
 	// The previous daemon for this key is gone (we hold the alive lock):
-	// end whatever of its servers outlived it.
-	if n, err := upstream.ReapOrphans(opts.Paths.Children(opts.Key)); err != nil {
-		d.log.Printf("reap servers of a previous daemon: %v", err)
-	} else if n > 0 {
-		d.log.Printf("reaped %d server processes a previous daemon left", n)
+	// end whatever of its servers outlived it, and of those of a daemon
+	// that handed its socket over and died before stopping its own.
+	children := opts.Paths.Children(opts.Key)
+	for _, reap := range []func(string) (int, error){upstream.ReapOrphans, upstream.ReapRetired} {
+		if n, err := reap(children); err != nil {
+			d.log.Printf("reap servers of a previous daemon: %v", err)
+		} else if n > 0 {
+			d.log.Printf("reaped %d server processes a previous daemon left", n)
+		}
 	}
 	tokens, err := auth.OpenStore(opts.Getenv, opts.Paths.AuthDir(), d.log.Printf)
 	if err != nil {
@@ -217,10 +233,11 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	}
 	d.auth = auth.New(auth.Options{Store: tokens, Logf: d.log.Printf})
 	d.pools = upstream.New(upstream.Options{
-		OnListChanged: d.listChanged,
-		Logf:          d.log.Printf,
-		Auth:          d.auth,
-		ChildrenFile:  opts.Paths.Children(opts.Key),
+		OnListChanged:     d.listChanged,
+		OnProtocolChanged: d.protocolChanged,
+		Logf:              d.log.Printf,
+		Auth:              d.auth,
+		ChildrenFile:      opts.Paths.Children(opts.Key),
 	})
 
 	srv := &http.Server{
@@ -262,27 +279,43 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	}
 
 	var runErr error
+	handOver := false // a newer build asked: hand the socket to it (handoff.go)
 	select {
 	case <-ctx.Done():
 		d.log.Printf("stopping: %v", context.Cause(ctx))
 	case why := <-d.quit:
 		d.log.Printf("stopping: %s", why)
+		handOver = d.handOffAsked.Load()
 	case err := <-served:
 		runErr = fmt.Errorf("serve %s: %w", d.socket, err)
 		d.log.Printf("stopping: %v", runErr)
 	}
-	notify("STOPPING=1")
+	handedOff := false
+	if handOver {
+		if err := d.handOff(alive); err != nil {
+			d.log.Printf("hand the socket to the new build: %v; stopping without a successor", err)
+		} else {
+			handedOff = true
+		}
+	}
+	drain := d.drainBound()
+	if !handedOff { // the successor is the unit's main process now
+		notify("STOPPING=1")
+		// Under systemd, the stop may take as long as the calls in flight
+		// may (and then the servers' stop): more than TimeoutStopSec.
+		notify(fmt.Sprintf("EXTEND_TIMEOUT_USEC=%d", (drain + 3*opts.ShutdownGrace).Microseconds()))
+	}
 	stopLoops()
 
-	// Stop accepting, answer what was already accepted and let calls in
-	// flight finish within the grace; idle keep-alive connections are
-	// closed (clients retry those). See drain.go for why Shutdown comes
-	// last.
-	grace, cancel := context.WithTimeout(context.Background(), opts.ShutdownGrace)
+	// Stop accepting, answer what was already accepted and let each call
+	// in flight finish within its own bound (drainBound); idle keep-alive
+	// connections are closed (clients retry those). See drain.go for why
+	// Shutdown comes last.
+	grace, cancel := context.WithTimeout(context.Background(), drain)
 	d.lns.close()
 	d.unanswered.stopReading()
 	if n := d.unanswered.wait(grace); n > 0 {
-		d.log.Printf("stop serving: %d connections sent no request within %s", n, opts.ShutdownGrace)
+		d.log.Printf("stop serving: %d connections sent no request within %s", n, drain)
 	}
 	if err := srv.Shutdown(grace); err != nil {
 		d.log.Printf("stop serving: %v; closing remaining connections", err)
@@ -304,6 +337,8 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	closeCtx, cancel := context.WithTimeout(context.Background(), opts.ShutdownGrace)
 	if err := d.pools.Close(closeCtx); err != nil {
 		d.log.Printf("stop servers: %v", err)
+	} else if handedOff {
+		os.Remove(d.pools.ChildrenFile()) // none left to reap
 	}
 	cancel()
 	d.removeInfo()

@@ -9,6 +9,7 @@ import (
 	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/search"
 )
 
 // The daemon parses each schema snapshot once. A snapshot's tools are
@@ -66,8 +67,9 @@ type toolView struct {
 	briefOnce    sync.Once
 	briefEncoded []byte
 
-	searchOnce sync.Once
-	search     *searchIndex // the tools' inverted index, built on first search
+	searchOnce  sync.Once
+	search      *search.Index // the tools' inverted index, built on first search
+	searchTools []*api.Tool   // the tools search.Index's documents are, in order
 }
 
 // encodedList is tools as a JSON array, encoded on first use (nil if

@@ -10,8 +10,13 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/version"
 )
 
-// writeInfo writes the info file (0600, atomically) for the current state.
+// writeInfo writes the info file (0600, atomically) for the current state;
+// nothing once the daemon hands its socket to a successor (handoff.go),
+// whose file it is then.
 func (d *daemon) writeInfo() error {
+	if d.retired.Load() {
+		return nil
+	}
 	st := d.state.Load()
 	return api.WriteRuntimeJSON(d.opts.Paths.Info(d.opts.Key), api.InfoFile{
 		DaemonKey:  string(d.opts.Key),

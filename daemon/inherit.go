@@ -31,6 +31,18 @@ func adoptInherited() bool {
 	return true
 }
 
+// inheritedManager is the manager a daemon handed an inherited socket runs
+// under: api.EnvListenManager when a predecessor set it (handoff.go), else
+// direct (the direct manager spawned it). The variable is unset.
+func inheritedManager() string {
+	m := os.Getenv(api.EnvListenManager)
+	os.Unsetenv(api.EnvListenManager)
+	if m == "systemd" {
+		return m
+	}
+	return "direct"
+}
+
 // takeReadyPipe takes the readiness pipe the direct manager passed
 // (api.EnvReadyFD) and returns the function that reports "READY=1" on it
 // and closes it (nil without one). The descriptor is marked close-on-exec

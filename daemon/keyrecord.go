@@ -11,14 +11,15 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/owner"
 )
 
-// readKeyRecord finds which configs key stands for and which state and
-// cache directories its clients use. The copy in the runtime directory
-// comes first: under systemd or launchd the daemon does not see the shell's
-// XDG_STATE_HOME or XDG_CACHE_HOME, but the runtime directory is where the
-// socket is, and the client wrote the directories it uses there. Without
+// readKeyRecord finds which configs key stands for (rec.Configs), which
+// state and cache directories its clients use (in the paths returned) and
+// the token store they chose (rec.TokenStore, runtime copy only). The copy
+// in the runtime directory comes first: under systemd or launchd the
+// daemon does not see the shell's environment, but the runtime directory
+// is where the socket is, and the client wrote what it uses there. Without
 // it, the record under the state directory (as the daemon's own
 // environment finds it) is read. The built-in key needs no record.
-func readKeyRecord(paths config.Paths, key config.DaemonKey) ([]string, config.Paths, error) {
+func readKeyRecord(paths config.Paths, key config.DaemonKey) (*api.KeyRecord, config.Paths, error) {
 	rec, err := api.ReadKeyRecord(paths.RuntimeKeyRecord(key))
 	switch {
 	case err == nil:
@@ -37,11 +38,11 @@ func readKeyRecord(paths config.Paths, key config.DaemonKey) ([]string, config.P
 			}
 			*d.dst = filepath.Clean(d.val)
 		}
-		return rec.Configs, paths, nil
+		return rec, paths, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, paths, err
 	case key == config.BuiltinKey:
-		return nil, paths, nil
+		return &api.KeyRecord{DaemonKey: string(key)}, paths, nil
 	}
 	if err := owner.CheckDir(paths.State); err != nil {
 		return nil, paths, fmt.Errorf("read key record: %w", err)
@@ -50,5 +51,6 @@ func readKeyRecord(paths config.Paths, key config.DaemonKey) ([]string, config.P
 	if err != nil {
 		return nil, paths, err
 	}
-	return rec.Configs, paths, nil
+	rec.TokenStore = "" // the runtime copy's alone: this one is not the client's latest word
+	return rec, paths, nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -182,6 +183,15 @@ func TestInfoFile(t *testing.T) {
 func TestShutdownRoute(t *testing.T) {
 	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@"}}}`)
 	d := w.start()
+	// A request to replace another build (one that already handed its
+	// socket to this daemon) leaves this one running.
+	d.mustOK(http.MethodPost, api.PathShutdown, api.ShutdownRequest{Binary: "/old/mcpxd:1:2"}, nil)
+	select {
+	case err := <-d.done:
+		t.Fatalf("a shutdown naming another build stopped the daemon: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	d.mustOK(http.MethodGet, api.PathHealth, nil, nil)
 	d.mustOK(http.MethodPost, api.PathShutdown, nil, nil)
 	select {
 	case err := <-d.done:
@@ -296,6 +306,91 @@ func TestSdNotify(t *testing.T) {
 	next("STATUS=1 servers, 1 live, 1 calls")
 	d.stop()
 	next("STOPPING=1")
+	// The stop may last as long as a call in flight may: systemd is told,
+	// beyond its TimeoutStopSec.
+	ext := next("EXTEND_TIMEOUT_USEC=")
+	usec, err := strconv.ParseInt(strings.TrimPrefix(ext, "EXTEND_TIMEOUT_USEC="), 10, 64)
+	if want := config.DefaultStartTimeout + config.DefaultCallTimeout; err != nil || time.Duration(usec)*time.Microsecond < want {
+		t.Errorf("%q: want at least startTimeout + callTimeout (%s)", ext, want)
+	}
+}
+
+// A call that timed out on a server stuck in the tool gets its instance
+// replaced, which the namespaces and the STATUS= line count.
+func TestHungReplacementCounted(t *testing.T) {
+	dir := t.TempDir()
+	addr := &net.UnixAddr{Name: filepath.Join(dir, "notify"), Net: "unixgram"}
+	conn, err := net.ListenUnixgram("unixgram", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	t.Setenv("NOTIFY_SOCKET", addr.Name)
+	statuses := make(chan string, 100)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				return
+			}
+			statuses <- string(buf[:n])
+		}
+	}()
+	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@", "env": {"FIXTURE_HANG_TOOL": "time"}, "mcpx": {"callTimeout": "1s"}}}}`)
+	d := w.start()
+	if code, _, e := d.call("a", "time", "", false); e == nil || code != http.StatusGatewayTimeout {
+		t.Fatalf("the hung call: %d %+v, want a timeout", code, e)
+	}
+	eventually(t, "the replacement to be counted", func() bool {
+		var nss api.NamespacesResponse
+		d.mustOK(http.MethodGet, api.PathNamespaces, nil, &nss)
+		return len(nss.Namespaces) == 1 && nss.Namespaces[0].Replaced == 1
+	})
+	if _, resp, e := d.call("a", "echo", `{"text":"fresh"}`, false); e != nil || text(t, resp) != "fresh" {
+		t.Fatalf("the call after: %+v", e)
+	}
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case m := <-statuses:
+			if strings.Contains(m, "STATUS=") && strings.Contains(m, ", 1 hung replaced") {
+				return
+			}
+		case <-timeout:
+			t.Fatal("no STATUS= line counting the replaced instance")
+		}
+	}
+}
+
+// A call in flight at SIGTERM finishes within its own callTimeout, though
+// that is longer than the shutdown grace.
+func TestShutdownWaitsForCallsLongerThanTheGrace(t *testing.T) {
+	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@", "mcpx": {"callTimeout": "30s"}}}}`)
+	d := w.start() // ShutdownGrace 5s
+	d.mustOK(http.MethodPost, api.PathRefresh, nil, nil)
+	got := make(chan *api.Error, 1)
+	var resp *api.CallResponse
+	go func() {
+		var e *api.Error
+		_, resp, e = d.call("a", "slow", `{"seconds":7}`, false)
+		got <- e
+	}()
+	eventually(t, "the call in flight", func() bool {
+		var st api.Status
+		d.mustOK(http.MethodGet, api.PathStatus, nil, &st)
+		return st.Calls == 1
+	})
+	d.cancel() // SIGTERM
+	if e := <-got; e != nil {
+		t.Fatalf("a call longer than the shutdown grace failed on shutdown: %+v", e)
+	}
+	if s := text(t, resp); s != "slept 7 seconds" {
+		t.Errorf("slow = %q", s)
+	}
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestListChangedRefetches(t *testing.T) {

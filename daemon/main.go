@@ -15,6 +15,7 @@ import (
 	"github.com/coreos/go-systemd/v22/activation"
 
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
 // ErrConfig marks errors Main returns for a configuration that cannot work
@@ -34,7 +35,7 @@ func Main(ctx context.Context, key config.DaemonKey) error {
 	if err != nil {
 		return fmt.Errorf("daemon %s: %w", key, err)
 	}
-	sources, paths, err := readKeyRecord(paths, key)
+	rec, paths, err := readKeyRecord(paths, key)
 	if err != nil {
 		return fmt.Errorf("daemon %s: %w: %w (run any mcpx command in the project directory to write it)", key, ErrConfig, err)
 	}
@@ -47,7 +48,7 @@ func Main(ctx context.Context, key config.DaemonKey) error {
 	}
 	// Trust is read from the state directory the client handed over (the
 	// shell's, which a service manager's environment may lack).
-	cfg, err := config.LoadWith(sources, config.LoadOptions{Self: self, Trust: trustStore(paths)})
+	cfg, err := config.LoadWith(rec.Configs, config.LoadOptions{Self: self, Trust: trustStore(paths)})
 	if err != nil {
 		return fmt.Errorf("daemon %s: %w: %w", key, ErrConfig, err)
 	}
@@ -86,7 +87,23 @@ func Main(ctx context.Context, key config.DaemonKey) error {
 		Self:    self,
 		Reload:  reload,
 		Ready:   ready,
+		Getenv:  withTokenStore(os.Getenv, rec.TokenStore),
 	})
+}
+
+// withTokenStore is getenv answering store for api.EnvTokenStore when the
+// client chose one: the shell's choice reaches a daemon that launchd or
+// systemd started with another environment.
+func withTokenStore(getenv config.Getenv, store string) config.Getenv {
+	if store == "" {
+		return getenv
+	}
+	return func(k string) string {
+		if k == api.EnvTokenStore {
+			return store
+		}
+		return getenv(k)
+	}
 }
 
 // ExitCode maps an error returned by Main to a process exit status
@@ -114,7 +131,7 @@ func ExitCode(err error) int {
 func listen(paths config.Paths, key config.DaemonKey) (net.Listener, string, error) {
 	manager := "systemd"
 	if adoptInherited() {
-		manager = "direct"
+		manager = inheritedManager()
 	}
 	named, err := activation.ListenersWithNames()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/search"
 	"github.com/mcpx-dev/mcpx/upstream"
 )
 
@@ -33,12 +34,17 @@ func (d *daemon) namespace(st *state, name string, snap *cache.Snapshot, v *tool
 		Sharing:     s.Options.Sharing,
 		Scope:       s.Options.Scope,
 		ServerHash:  string(h),
+		Source:      s.Source,
 		Live:        d.pools.Live(h),
 		State:       api.StateUnread,
 	}
+	health := d.pools.Health(h)
+	ns.Replaced, ns.ExitsAfterAnswer = health.Replaced, health.ExitsAfterAnswer
 	switch {
 	case s.Untrusted != "":
 		ns.State, ns.Error = api.StateUntrusted, s.Untrusted
+	case s.Self:
+		ns.State, ns.Error = api.StateSkipped, s.Problem
 	case s.Problem != "":
 		ns.State, ns.Error = api.StateInvalid, s.Problem
 	case snap == nil:
@@ -106,7 +112,8 @@ func annotationsAmbiguous(raw json.RawMessage) bool {
 }
 
 func (d *daemon) serveNamespaces(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, api.NamespacesResponse{Namespaces: d.namespaces(d.state.Load())})
+	st := d.state.Load()
+	return writeJSON(w, api.NamespacesResponse{Namespaces: d.namespaces(st), Unavailable: st.unavailable})
 }
 
 // serveTools answers GET /v1/tools?ns=[&brief=1]. An unread namespace
@@ -202,7 +209,7 @@ func findTool(ns, tool string, list []api.Tool) (api.Tool, error) {
 	}
 	e := apiErr(http.StatusNotFound, api.CodeUnknownTool, "namespace %s has no tool %q", ns, tool)
 	e.body.Namespace, e.body.Tool = ns, tool
-	e.body.Suggestion = config.Nearest(tool, names)
+	e.body.Suggestion = search.Suggest(tool, names)
 	return api.Tool{}, e
 }
 
@@ -310,6 +317,8 @@ func (d *daemon) list(ctx context.Context, st *state, name string) (*cache.Snaps
 				Prompts:           l.Prompts,
 				Resources:         l.Resources,
 				ResourceTemplates: l.ResourceTemplates,
+				TTLMs:             l.TTLMs,
+				CacheScope:        l.CacheScope,
 			}
 			if snap.Tools == nil {
 				snap.Tools = []json.RawMessage{}
@@ -363,6 +372,31 @@ func (d *daemon) listChanged(h config.ServerHash, kind string) {
 	}
 	d.log.Printf("%s: %s list changed; refetching", s.Name, kind)
 	d.fetchLater(st, s.Name)
+}
+
+// protocolChanged is upstream's notice that h's server now speaks another
+// protocol generation than its snapshot remembers: the snapshot is read
+// again, so the next start asks for the right one at once.
+func (d *daemon) protocolChanged(h config.ServerHash, version string) {
+	st := d.state.Load()
+	s, ok := st.byHash(h)
+	if !ok {
+		return
+	}
+	d.log.Printf("%s: now speaks protocol %s; refetching its schemas", s.Name, version)
+	d.fetchLater(st, s.Name)
+}
+
+// revalidateFloor is the least time between two readings of a snapshot
+// whose caching hint ran out: a server whose lists say ttlMs 0 (read
+// again at every use, the default of the SDKs) is read again after a
+// call at most this often, not on every call.
+var revalidateFloor = 30 * time.Second
+
+// stale reports whether snap's caching hint (a 2026-07-28 server's ttlMs)
+// has run out, so the next call reads the lists again in the background.
+func stale(snap *cache.Snapshot, now time.Time) bool {
+	return usable(snap) && snap.Stale(now) && now.Sub(*snap.FetchedAt) >= revalidateFloor
 }
 
 // startBound is how long an explicit discovery request waits for a

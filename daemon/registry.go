@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/filestamp"
+	"github.com/mcpx-dev/mcpx/search"
 	"github.com/mcpx-dev/mcpx/upstream"
 )
 
@@ -26,6 +29,9 @@ type state struct {
 	names      []string
 	hashes     map[string]config.ServerHash
 	schemaHash config.SchemaHash
+	// unavailable are the sources whose servers are missing (not read or
+	// not parsed).
+	unavailable []api.UnavailableSource
 }
 
 func newState(cfg *config.Config) *state {
@@ -33,17 +39,27 @@ func newState(cfg *config.Config) *state {
 	for name, s := range cfg.Servers {
 		st.hashes[name] = s.Hash()
 	}
+	for _, f := range cfg.Files {
+		if f.Error != "" {
+			st.unavailable = append(st.unavailable, api.UnavailableSource{Path: f.Path, Host: f.Host, Error: f.Error})
+		}
+	}
 	return st
 }
 
-// server returns the named server or a 404 naming the nearest one.
+// server returns the named server or a 404 naming the nearest one, and
+// every source whose servers are missing (the name may be one of them).
 func (st *state) server(name string) (*config.Server, error) {
 	if s, ok := st.cfg.Servers[name]; ok {
 		return s, nil
 	}
-	e := apiErr(404, api.CodeUnknownNamespace, "unknown namespace %q", name)
+	msg := fmt.Sprintf("unknown namespace %q", name)
+	for _, u := range st.unavailable {
+		msg += "; " + u.Sentence()
+	}
+	e := apiErr(404, api.CodeUnknownNamespace, "%s", msg)
 	e.body.Namespace = name
-	e.body.Suggestion = config.Nearest(name, st.names)
+	e.body.Suggestion = search.Suggest(name, st.names)
 	return nil, e
 }
 
@@ -98,7 +114,7 @@ func (d *daemon) spec(st *state, s *config.Server, snap *cache.Snapshot) (upstre
 	for _, k := range slices.Sorted(maps.Keys(own)) {
 		list = append(list, k+"="+own[k])
 	}
-	sp := upstream.Spec{Server: exp, Hash: st.hashes[s.Name], Env: list, EnvDigest: envDigest(exp)}
+	sp := upstream.Spec{Server: exp, Hash: st.hashes[s.Name], Env: list, EnvDigest: envDigest(exp), Roots: rootsOf(s)}
 	if snap != nil {
 		sp.ProtocolVersion = snap.ProtocolVersion
 	}
@@ -213,4 +229,18 @@ func (e *envFile) getGen() (map[string]string, uint64, error) {
 	e.vals, e.stamp = vals, st
 	e.gen++
 	return vals, e.gen, nil
+}
+
+// rootsOf is what s offers its server as roots: its mcpx.roots as file
+// URIs, each named after its last element.
+func rootsOf(s *config.Server) []upstream.Root {
+	dirs := s.RootDirs()
+	if len(dirs) == 0 {
+		return nil
+	}
+	out := make([]upstream.Root, 0, len(dirs))
+	for _, dir := range dirs {
+		out = append(out, upstream.Root{URI: (&url.URL{Scheme: "file", Path: dir}).String(), Name: filepath.Base(dir)})
+	}
+	return out
 }

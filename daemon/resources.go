@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/search"
 	"github.com/mcpx-dev/mcpx/upstream"
 )
 
@@ -103,7 +103,10 @@ func (d *daemon) serveRead(w http.ResponseWriter, r *http.Request) error {
 	if req.Namespace == "" || req.URI == "" {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "a read needs a namespace and a URI")
 	}
-	raw, err := d.forward(r, req.Namespace, req.URI, upstream.Caller{Session: req.Session, Cwd: req.Cwd},
+	if err := checkElicit(req.Elicit, false); err != nil {
+		return err
+	}
+	raw, err := d.forward(r, req.Namespace, req.URI, upstream.Caller{Session: req.Session, Cwd: req.Cwd, Idempotent: true}, req.Elicit,
 		"resources/read", map[string]string{"uri": req.URI})
 	if err != nil {
 		return err
@@ -124,6 +127,9 @@ func (d *daemon) servePrompt(w http.ResponseWriter, r *http.Request) error {
 	if req.Namespace == "" || req.Name == "" {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "a prompt needs a namespace and a name")
 	}
+	if err := checkElicit(req.Elicit, false); err != nil {
+		return err
+	}
 	st := d.state.Load()
 	if _, err := st.server(req.Namespace); err != nil {
 		return err
@@ -137,7 +143,7 @@ func (d *daemon) servePrompt(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Arguments) > 0 {
 		params["arguments"] = req.Arguments
 	}
-	raw, err := d.forward(r, req.Namespace, req.Name, upstream.Caller{Session: req.Session, Cwd: req.Cwd}, "prompts/get", params)
+	raw, err := d.forward(r, req.Namespace, req.Name, upstream.Caller{Session: req.Session, Cwd: req.Cwd, Idempotent: true}, req.Elicit, "prompts/get", params)
 	if err != nil {
 		return err
 	}
@@ -158,14 +164,15 @@ func findPrompt(ns, name string, list []json.RawMessage) error {
 	}
 	e := apiErr(http.StatusNotFound, api.CodeUnknownPrompt, "namespace %s has no prompt %q", ns, name)
 	e.body.Namespace = ns
-	e.body.Suggestion = config.Nearest(name, names)
+	e.body.Suggestion = search.Suggest(name, names)
 	return e
 }
 
 // forward sends method to namespace ns through its pool; what names the
-// object in errors (a URI, a prompt). A server without a snapshot gets one
-// read in the background, as after a call.
-func (d *daemon) forward(r *http.Request, ns, what string, caller upstream.Caller, method string, params any) (json.RawMessage, error) {
+// object in errors (a URI, a prompt), elicit is the request's elicit mode
+// (not ask). A server without a snapshot gets one read in the background,
+// as after a call.
+func (d *daemon) forward(r *http.Request, ns, what string, caller upstream.Caller, elicit, method string, params any) (json.RawMessage, error) {
 	st := d.state.Load()
 	s, err := st.server(ns)
 	if err != nil {
@@ -176,7 +183,7 @@ func (d *daemon) forward(r *http.Request, ns, what string, caller upstream.Calle
 	if err != nil {
 		return nil, err
 	}
-	raw, err := d.pools.Request(r.Context(), spec, caller, method+" "+what, method, params)
+	raw, err := d.pools.RequestWith(r.Context(), spec, caller, method+" "+what, method, params, d.answerer(ns, elicit, nil))
 	d.pokeStatus()
 	if err != nil {
 		e := mapError(err)

@@ -33,6 +33,7 @@ type route struct {
 var routes = []route{
 	{api.PathAuth, http.MethodGet, (*daemon).serveAuth},
 	{api.PathCall, http.MethodPost, (*daemon).serveCall},
+	{api.PathElicit, http.MethodPost, (*daemon).serveElicit},
 	{api.PathHealth, http.MethodGet, (*daemon).serveHealth},
 	{api.PathLogin, http.MethodPost, (*daemon).serveLogin},
 	{api.PathLoginWait, http.MethodPost, (*daemon).serveLoginWait},
@@ -86,6 +87,7 @@ func (d *daemon) handler() http.Handler {
 		default:
 		}
 		d.touch()
+		d.keepInfo(d.lastActive.Load())
 		defer func() { d.touch(); d.inflight.Add(-1) }()
 		if debug && strings.HasPrefix(r.URL.Path, debugPrefix) {
 			serveDebug(w, r)
@@ -198,7 +200,7 @@ func (d *daemon) writeError(w http.ResponseWriter, err error) {
 }
 
 // mapError turns errors from the registry and upstream into statuses:
-// login required 401, start failure 502, cooldown 503, timeout 504, JSON-RPC error 502
+// login required 401, insufficient scope 403, start failure 502, cooldown 503, timeout 504, JSON-RPC error 502
 // server_error, anything else 502 transport_error.
 func mapError(err error) *httpError {
 	var (
@@ -211,6 +213,8 @@ func mapError(err error) *httpError {
 		unset    *config.UnsetVarError
 		parseErr *config.ParseError
 		login    *upstream.LoginRequiredError
+		inquiry  *upstream.InquiryError
+		scope    *upstream.InsufficientScopeError
 	)
 	switch {
 	case errors.As(err, &he):
@@ -218,6 +222,13 @@ func mapError(err error) *httpError {
 	case errors.As(err, &login):
 		e := apiErr(http.StatusUnauthorized, api.CodeLoginRequired, "%v", login)
 		e.body.Namespace = login.Server
+		return e
+	case errors.As(err, &scope):
+		e := apiErr(http.StatusForbidden, api.CodeInsufficientScope, "%v", scope)
+		e.body.Namespace = scope.Server
+		if !scope.Futile {
+			e.body.Scope = scope.Scope
+		}
 		return e
 	case errors.As(err, &cool):
 		// The stderr tail travels once, in Stderr, not inside the message.
@@ -237,6 +248,10 @@ func mapError(err error) *httpError {
 	case errors.As(err, &timeout):
 		e := apiErr(http.StatusGatewayTimeout, api.CodeTimeout, "%v", err)
 		e.body.Namespace, e.body.Tool = timeout.Server, timeout.Tool
+		return e
+	case errors.As(err, &inquiry):
+		e := apiErr(http.StatusBadGateway, api.CodeServerError, "%v", inquiry)
+		e.body.Namespace = inquiry.Server
 		return e
 	case errors.As(err, &rpc):
 		return apiErr(http.StatusBadGateway, api.CodeServerError, "%s", rpc.Message)

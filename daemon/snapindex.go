@@ -1,6 +1,10 @@
 package daemon
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/mcpx-dev/mcpx/search"
+)
 
 // snapIndex is what the daemon derives from one snapshot beyond its decoded
 // tool list: the compiled argument validators of its tools (built on first
@@ -13,5 +17,5 @@ type snapIndex struct {
 	tools map[string]*toolSchema // by tool name, compiled on first use
 
 	docsOnce sync.Once
-	docs     map[string]*searchDoc // by tool name: the search documents
+	docs     map[string]*search.Doc // by tool name: the search documents
 }

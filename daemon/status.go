@@ -66,21 +66,41 @@ func (d *daemon) serveRestart(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, api.RestartResponse{Stopped: n})
 }
 
-// serveShutdown answers, then the daemon exits as on SIGTERM.
+// serveShutdown answers, then the daemon exits as on SIGTERM; when another
+// build is installed at its path now (an upgrade), it first hands its
+// socket to that build (handoff.go).
 func (d *daemon) serveShutdown(w http.ResponseWriter, r *http.Request) error {
+	var req api.ShutdownRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
 	if err := writeJSON(w, struct {
 		OK bool `json:"ok"`
 	}{true}); err != nil {
 		return err
 	}
-	d.stop("shutdown requested")
+	switch {
+	case req.Binary != "" && req.Binary != d.binary:
+		// An upgrade already replaced the daemon the client saw: this is
+		// its successor (a call answered by the old one asked late).
+		return nil
+	case d.newerBuildInstalled():
+		d.handOffAsked.Store(true)
+		d.stop("shutdown requested: a newer build is installed")
+	default:
+		d.stop("shutdown requested")
+	}
 	return nil
 }
 
 // statusLine is the sd_notify STATUS= text.
 func (d *daemon) statusLine() string {
 	st := d.state.Load()
-	return fmt.Sprintf("%d servers, %d live, %d calls", len(st.names), d.live(), d.calls.Load())
+	line := fmt.Sprintf("%d servers, %d live, %d calls", len(st.names), d.live(), d.calls.Load())
+	if n := d.pools.Replaced(); n > 0 {
+		line += fmt.Sprintf(", %d hung replaced", n)
+	}
+	return line
 }
 
 // statusLoop keeps STATUS= current, within statusEvery.

@@ -33,10 +33,17 @@ func TestParsePrint(t *testing.T) {
 		{"print-idle.txt", "not running", 0, 0, "", false},
 		{"print-failed.txt", "not running", 0, 2, "", false},
 		{"print-signal.txt", "not running", 0, -1, "Killed: 9", false},
+		{"print-variant.txt", "spawn scheduled", 0, 78, "", false},
 	} {
 		st := ParsePrint(readTestdata(t, tc.file))
 		if !st.Loaded || st.State != tc.state || st.PID != tc.pid || st.LastExitCode != tc.exit || st.LastSignal != tc.signal || st.Running() != tc.running {
 			t.Errorf("%s: got %+v", tc.file, st)
+		}
+		if st.Program != "/opt/homebrew/bin/mcpxd" {
+			t.Errorf("%s: program %q", tc.file, st.Program)
+		}
+		if len(st.SocketPaths) > 1 || len(st.SocketPaths) == 1 && filepath.Ext(st.SocketPaths[0]) != ".sock" {
+			t.Errorf("%s: socket paths %q", tc.file, st.SocketPaths)
 		}
 		if !reflect.DeepEqual(st.Sockets, []string{"mcpx"}) {
 			t.Errorf("%s: sockets %v, want [mcpx]", tc.file, st.Sockets)
@@ -85,10 +92,10 @@ func TestStateFromLaunchctl(t *testing.T) {
 
 func TestRenderEscapesAndRoundTrips(t *testing.T) {
 	home := t.TempDir()
-	env := map[string]string{"HOME": home, "XDG_RUNTIME_DIR": "/run/user/501", "TMPDIR": "/tmp/a&b"}
+	env := map[string]string{"HOME": home, "XDG_RUNTIME_DIR": "/run/a&b", "TMPDIR": "/tmp/not-passed", "XDG_STATE_HOME": "/s"}
 	bin := "/Applications/My <Tools> & Co/mcpx"
 	a := New(func(k string) string { return env[k] }, bin)
-	socket, log := "/tmp/a&b/mcpx-501/k1.sock", "/Users/ada/.local/state/mcpx/k1.log"
+	socket, log := "/run/a&b/mcpx/k1.sock", "/Users/ada/.local/state/mcpx/k1.log"
 	changed, err := a.Write("k1", socket, log)
 	if err != nil || !changed {
 		t.Fatalf("Write = %v, %v", changed, err)
@@ -123,13 +130,17 @@ func TestRenderEscapesAndRoundTrips(t *testing.T) {
 		Sockets              map[string]map[string]any
 		StandardErrorPath    string
 		EnvironmentVariables map[string]string
+		ProcessType          string
+		ThrottleInterval     int
+		ExitTimeOut          int
 	}
 	if err := json.Unmarshal(bytes.TrimSpace(out), &p); err != nil {
 		t.Fatal(err)
 	}
 	if p.Label != "dev.mcpx.k1" || !reflect.DeepEqual(p.ProgramArguments, []string{bin, "daemon", "--key", "k1"}) ||
 		p.Sockets["mcpx"]["SockPathName"] != socket || p.Sockets["mcpx"]["SockPathMode"] != float64(0o600) ||
-		p.StandardErrorPath != log || p.EnvironmentVariables["TMPDIR"] != "/tmp/a&b" || p.EnvironmentVariables["XDG_RUNTIME_DIR"] != "/run/user/501" {
+		p.StandardErrorPath != log || !reflect.DeepEqual(p.EnvironmentVariables, map[string]string{"XDG_RUNTIME_DIR": "/run/a&b"}) ||
+		p.ProcessType != "Interactive" || p.ThrottleInterval != ThrottleInterval || p.ExitTimeOut != ExitTimeout {
 		t.Fatalf("plist reads back as %+v", p)
 	}
 }

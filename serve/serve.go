@@ -297,6 +297,13 @@ func Run(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) erro
 		o.Log.Printf("serving MCP on %s?key=%s (every server) and %s/NS?key=… (one server under its own names)", base, key, base)
 		o.Log.Printf("requests carry the key as \"Authorization: Bearer KEY\" or ?key=KEY; it is kept in %s", paths.ServeKey())
 	}
+	// Recorded so that a config entry pointing here is known to be mcpx
+	// itself, and skipped (config.ServeRecord).
+	if remove, err := config.WriteServeRecord(paths, ln.Addr().String()); err == nil {
+		defer remove()
+	} else {
+		o.Log.Printf("%v", err)
+	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() {
 		<-ctx.Done()

@@ -62,10 +62,12 @@ func Choose(ctx context.Context, getenv config.Getenv, paths config.Paths, self 
 	}
 
 	if mode == "auto" || mode == NameSystemd {
-		s := newSystemd(getenv, paths, self)
-		err := s.Units.Ping(ctx)
+		err := outsideUnitRuntime(getenv, paths)
 		if err == nil {
-			return s, "", nil
+			s := newSystemd(getenv, paths, self)
+			if err = s.Units.Ping(ctx); err == nil {
+				return s, "", nil
+			}
 		}
 		if mode == NameSystemd {
 			return nil, "", fmt.Errorf("MCPX_SERVICE=systemd: %w: %w", ErrNoServiceManager, err)
@@ -135,4 +137,17 @@ func socketOutsideRuntime(paths config.Paths) string {
 		return fmt.Sprintf("socket paths under %s are too long for a unix socket (mcpx uses %s)", paths.Runtime, filepath.Dir(sock))
 	}
 	return ""
+}
+
+// outsideUnitRuntime explains why the socket units cannot hold this
+// client's sockets, or returns nil: they listen in the user manager's
+// runtime directory (%t, which is XDG_RUNTIME_DIR), and a client without
+// XDG_RUNTIME_DIR keeps its sockets elsewhere (even when a bus address
+// lets it reach the manager, as DBUS_SESSION_BUS_ADDRESS may after su).
+func outsideUnitRuntime(getenv config.Getenv, paths config.Paths) error {
+	rt := getenv("XDG_RUNTIME_DIR")
+	if !filepath.IsAbs(rt) || paths.Runtime != filepath.Join(filepath.Clean(rt), "mcpx") {
+		return fmt.Errorf("XDG_RUNTIME_DIR is not set, so the sockets (in %s) are not where socket units listen", paths.Runtime)
+	}
+	return nil
 }

@@ -2,16 +2,22 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"time"
+
+	"github.com/gofrs/flock"
 
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/internal/mcpxd"
 	"github.com/mcpx-dev/mcpx/launchd"
 )
 
 // Launchd is the Manager backed by launchd agents (package launchd), one
-// per key. There are no templates: Ensure writes a key's agent on first
-// use. Not safe for concurrent use.
+// per key (docs/service.md says why not one for all). There are no
+// templates: Ensure writes a key's agent on first use and rewrites it when
+// it would say something else. Not safe for concurrent use.
 type Launchd struct {
 	Agents *launchd.Agents
 	Paths  config.Paths
@@ -19,9 +25,11 @@ type Launchd struct {
 }
 
 // NewLaunchd returns the launchd manager for the environment getenv
-// describes; self is the mcpxd binary the agents run.
+// describes; self is the (symlink-resolved) mcpxd binary. The agents name
+// it by its stable path (mcpxd.Stable: the Homebrew link, not the Cellar
+// directory an upgrade deletes).
 func NewLaunchd(getenv config.Getenv, paths config.Paths, self string) Manager {
-	return &Launchd{Agents: launchd.New(getenv, self), Paths: paths, Self: self}
+	return &Launchd{Agents: launchd.New(getenv, mcpxd.Stable(self)), Paths: paths, Self: self}
 }
 
 // Name is NameLaunchd.
@@ -70,9 +78,22 @@ func (l *Launchd) Uninstall() error {
 	return nil
 }
 
-// Ensure writes key's agent if missing and loads it, so launchd holds the
-// socket.
+// Ensure makes launchd hold key's socket (launchd.Agents.Ensure: writes,
+// loads or repairs the agent). Commands that race here take turns on the
+// key's start lock, so that one repairs and the others find it repaired
+// instead of unloading what it just loaded.
 func (l *Launchd) Ensure(ctx context.Context, key config.DaemonKey) error {
+	if err := l.Paths.EnsureRuntime(); err != nil {
+		return fmt.Errorf("load agent for %s: %w", key, err)
+	}
+	lock := flock.New(l.Paths.Lock(key), flock.SetPermissions(0o600))
+	defer lock.Close()
+	lctx, cancel := context.WithTimeout(ctx, time.Duration(launchd.ExitTimeout+10)*time.Second)
+	defer cancel()
+	if ok, err := lock.TryLockContext(lctx, 10*time.Millisecond); !ok {
+		return fmt.Errorf("load agent for %s: lock %s: %w", key, l.Paths.Lock(key), errors.Join(err, lctx.Err()))
+	}
+	defer lock.Unlock()
 	return l.Agents.Ensure(ctx, string(key), l.Paths.Socket(key), l.Paths.Log(key))
 }
 
@@ -92,7 +113,7 @@ func (l *Launchd) State(ctx context.Context, key config.DaemonKey) (State, error
 		return State{}, err
 	}
 	st := fromJob(key, js, ok)
-	if ok && bin != l.Self {
+	if ok && bin != l.Agents.Bin {
 		st.Detail["installedBinary"] = bin
 	}
 	return st, nil

@@ -242,11 +242,38 @@ func TestDetectFallsBackWhenSocketPathsLeaveTheRuntimeDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { os.Remove(paths.Sockets) }) // the short directory, made in /tmp
 	if filepath.Dir(paths.Socket("0123456789ab")) == paths.Runtime {
 		t.Fatalf("test setup: %s is not long enough to move the socket", paths.Runtime)
 	}
 	m, note, err := Choose(context.Background(), getenv, paths, "/usr/bin/mcpx")
 	if err != nil || m.Name() != NameDirect || !strings.Contains(note, "too long") {
 		t.Fatalf("Choose with a deep runtime dir: %v, %q, %v", m, note, err)
+	}
+}
+
+// A client without XDG_RUNTIME_DIR keeps its sockets outside the manager's
+// %t: even when a bus address reaches the user manager, the socket units
+// cannot serve it, so auto means direct and MCPX_SERVICE=systemd says why.
+func TestDetectNeedsTheManagersRuntimeDir(t *testing.T) {
+	m := systemdtest.Start(t)
+	if m.BusSocket() == "" {
+		t.Skip("no user bus in this systemd (dbus-user-session not installed)")
+	}
+	tmp := t.TempDir()
+	for _, mode := range []string{"auto", "systemd"} {
+		getenv, paths := hermetic(t, m, map[string]string{"MCPX_SERVICE": mode, "XDG_RUNTIME_DIR": "", "TMPDIR": tmp,
+			"DBUS_SESSION_BUS_ADDRESS": "unix:path=" + m.BusSocket()})
+		mgr, _, err := Choose(context.Background(), getenv, paths, m.FakeDaemon(t))
+		switch mode {
+		case "auto":
+			if err != nil || mgr.Name() != NameDirect {
+				t.Fatalf("auto without XDG_RUNTIME_DIR: %v, %v; want direct", mgr, err)
+			}
+		case "systemd":
+			if !errors.Is(err, ErrNoServiceManager) || !strings.Contains(err.Error(), "XDG_RUNTIME_DIR") {
+				t.Fatalf("systemd without XDG_RUNTIME_DIR: %v", err)
+			}
+		}
 	}
 }

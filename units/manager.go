@@ -231,9 +231,27 @@ func (s *Systemd) reload(ctx context.Context) error {
 }
 
 // Install writes both templates and reloads the manager. Idempotent.
+// When a package's templates start s.Bin it writes nothing and removes
+// the copies mcpx wrote earlier, which would hide the package's.
 func (s *Systemd) Install(ctx context.Context) error {
-	if _, err := s.writeUnits(); err != nil {
-		return err
+	_, uses, err := s.usesPackaged()
+	if err != nil {
+		return fmt.Errorf("install systemd units: %w", err)
+	}
+	if !uses {
+		if _, err := s.writeUnits(); err != nil {
+			return err
+		}
+		return s.Reload(ctx)
+	}
+	copies, err := s.shadowing()
+	if err != nil {
+		return fmt.Errorf("install systemd units: %w", err)
+	}
+	for _, p := range copies {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("install systemd units: remove the copy that hides the packaged unit: %w", err)
+		}
 	}
 	return s.Reload(ctx)
 }

@@ -55,8 +55,14 @@ var tmpl = sync.OnceValue(func() *template.Template { return template.Must(templ
 type Systemd struct {
 	// Bin is the absolute path of the mcpxd binary written into ExecStart.
 	Bin string
-	// UnitDir is the user unit directory ($XDG_CONFIG_HOME/systemd/user).
+	// UnitDir is the user unit directory ($XDG_CONFIG_HOME/systemd/user),
+	// where mcpx writes its templates.
 	UnitDir string
+	// SearchDirs are the manager's other unit directories, in its order,
+	// where a package's templates are found (packaged.go).
+	SearchDirs []string
+	// ForPackage makes Render write the header of a package's units.
+	ForPackage bool
 	// RuntimeDir is $XDG_RUNTIME_DIR (%t), where the user bus, systemd's
 	// private socket and the mcpx sockets live.
 	RuntimeDir string
@@ -79,6 +85,7 @@ func New(getenv func(string) string, bin string) *Systemd {
 		Bin:        bin,
 		RuntimeDir: getenv("XDG_RUNTIME_DIR"),
 		BusAddress: getenv("DBUS_SESSION_BUS_ADDRESS"),
+		SearchDirs: searchDirs(getenv),
 	}
 	if cfg != "" {
 		s.UnitDir = filepath.Join(cfg, "systemd", "user")
@@ -106,7 +113,10 @@ func (s *Systemd) Render() (socket, service []byte, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	data := struct{ Version, DocURL, ExecStart string }{version.String(), DocURL, exec}
+	data := struct {
+		Version, DocURL, ExecStart string
+		ForPackage                 bool
+	}{version.String(), DocURL, exec, s.ForPackage}
 	var sb, vb bytes.Buffer
 	if err := tmpl().ExecuteTemplate(&sb, SocketTemplate, data); err != nil {
 		return nil, nil, fmt.Errorf("render %s: %w", SocketTemplate, err)
@@ -160,38 +170,44 @@ func unquoteExec(v string) (string, error) {
 func (s *Systemd) SocketPath() string  { return filepath.Join(s.UnitDir, SocketTemplate) }
 func (s *Systemd) ServicePath() string { return filepath.Join(s.UnitDir, ServiceTemplate) }
 
-// Installed reports whether both templates are in the unit directory and
-// which binary the installed service starts.
+// Installed reports whether both templates are installed and which
+// binary the installed service starts: mcpx's own in the unit directory,
+// else a package's (see Packaged).
 func (s *Systemd) Installed() (ok bool, installedBin string, err error) {
 	if s.UnitDir == "" {
 		return false, "", fmt.Errorf("locate systemd user unit directory: neither XDG_CONFIG_HOME nor HOME is set")
 	}
-	svc, err := os.ReadFile(s.ServicePath())
-	if errors.Is(err, os.ErrNotExist) {
-		return false, "", nil
-	}
-	if err != nil {
-		return false, "", fmt.Errorf("read installed unit: %w", err)
-	}
-	for _, line := range strings.Split(string(svc), "\n") {
-		if v, found := strings.CutPrefix(strings.TrimSpace(line), "ExecStart="); found {
-			if installedBin, err = unquoteExec(v); err != nil {
-				return false, "", fmt.Errorf("parse ExecStart of %s: %w", s.ServicePath(), err)
-			}
-			break
+	if _, err := os.Stat(s.ServicePath()); err == nil {
+		if installedBin, err = execBinary(s.ServicePath()); err != nil {
+			return false, "", err
 		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return false, "", fmt.Errorf("stat installed unit: %w", err)
 	}
-	if _, err := os.Stat(s.SocketPath()); errors.Is(err, os.ErrNotExist) {
-		return false, installedBin, nil
-	} else if err != nil {
-		return false, installedBin, fmt.Errorf("stat installed unit: %w", err)
+	own, err := s.ownInstalled()
+	if err != nil || own {
+		return own, installedBin, err
 	}
-	return true, installedBin, nil
+	p, ok, err := s.Packaged()
+	if err != nil {
+		return false, installedBin, err
+	}
+	if ok {
+		return true, p.Bin, nil
+	}
+	return false, installedBin, nil
 }
 
 // Current reports whether the installed templates are exactly what Render
-// produces now.
+// produces now; with a package's templates that start s.Bin, whether no
+// copy of mcpx's own hides them.
 func (s *Systemd) Current() (bool, error) {
+	if _, uses, err := s.usesPackaged(); err != nil {
+		return false, err
+	} else if uses {
+		copies, err := s.shadowing()
+		return len(copies) == 0, err
+	}
 	sock, svc, err := s.Render()
 	if err != nil {
 		return false, err

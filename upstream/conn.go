@@ -1,36 +1,38 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpx-dev/mcpx/config"
-	"github.com/mcpx-dev/mcpx/internal/version"
 	"github.com/mcpx-dev/mcpx/upstream/auth"
 )
 
-// conn is one initialized connection to a server instance. Requests go
-// straight through the transport as raw JSON so nothing the server sends is
-// lost to mcp-go's typed decoding; the mcp-go client does the handshake and
-// answers the server's own requests (ping, ...).
+// conn is one connection to a server instance, of either protocol
+// generation (generation.go). Requests go straight through mcp-go's
+// transport as raw JSON so nothing the server sends is lost to typed
+// decoding; the connection answers the server's own requests (ping,
+// elicitation, roots, sampling: inquiry.go) itself.
 type conn struct {
 	server string
 	url    string // network transports: what redact hides secrets of
+	sse    bool   // the HTTP+SSE transport (the older generation only)
 	tr     transport.Interface
-	c      *client.Client
 	proc   *proc           // stdio only
 	pipes  *stdioPipes     // stdio only
 	limit  int64           // maxMessageBytes
@@ -39,9 +41,22 @@ type conn struct {
 	nextID atomic.Int64
 
 	protocolVersion string
+	modern          bool   // 2026-07-28 or later: requests carry _meta
+	meta            []byte // the _meta members of every request (modern)
 	serverInfo      json.RawMessage
 	instructions    string
 	caps            mcp.ServerCapabilities
+
+	roots   json.RawMessage // the roots/list result offered ("" when none)
+	inquire func(ctx context.Context, cn *conn, q Inquiry) (json.RawMessage, error)
+	// reply sends an answer to a server's request ourselves (streamable
+	// HTTP: mcp-go's transport gives its handler 30 seconds, too short
+	// for a person).
+	reply func(ctx context.Context, resp *transport.JSONRPCResponse) error
+
+	listenStop context.CancelFunc // ends the subscriptions/listen stream (listen.go)
+	listenDone chan struct{}
+	listening  atomic.Bool // the server acknowledged the stream
 
 	cancelBG context.CancelFunc // ends long-lived transport streams
 	stopOnce sync.Once
@@ -57,7 +72,10 @@ type dialParams struct {
 	callTimeout     time.Duration
 	startTimeout    time.Duration
 	onNotification  func(*conn, mcp.JSONRPCNotification)
-	auth            *auth.Manager // OAuth for network transports; may be nil
+	// inquire answers what the server asks mcpx (elicitation, sampling)
+	// outside a 2026-07-28 call's own round trips (inquiry.go).
+	inquire func(ctx context.Context, cn *conn, q Inquiry) (json.RawMessage, error)
+	auth    *auth.Manager // OAuth for network transports; may be nil
 	// onSpawn is told a stdio server's pid (its process group) once it
 	// started; the func it returns is called once the group is stopped.
 	onSpawn func(pid int) (stopped func())
@@ -78,21 +96,27 @@ func (dp dialParams) httpClient(base http.RoundTripper) *http.Client {
 // quietLogger keeps mcp-go's transports from writing to the daemon's stderr.
 var quietLogger = slog.New(slog.DiscardHandler)
 
-// firstRequestID keeps our raw request ids clear of the ids the mcp-go
-// client uses for the handshake on the same transport.
+// firstRequestID is the first id of our requests (any start would do:
+// every request on the transport is ours).
 const firstRequestID = 1 << 20
 
-// dial starts a server (or connects to it) and runs the initialize
-// handshake, all bounded by ctx. On error everything started is stopped and
-// the stderr tail is returned with the error.
+// dial starts a server (or connects to it) and settles the protocol with
+// it (handshake), all bounded by ctx. On error everything started is
+// stopped and the stderr tail is returned with the error.
 func dial(ctx context.Context, dp dialParams, grace time.Duration) (*conn, string, error) {
 	cn, tail, err := dialRaw(ctx, dp, grace)
+	if errors.Is(err, errProbeBroke) && ctx.Err() == nil {
+		// The probe ended the server: start it again for the handshake.
+		dp.protocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+		cn, tail, err = dialRaw(ctx, dp, grace)
+	}
 	return cn, tail, redact(err, dp.spec.Server.URL)
 }
 
 func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, string, error) {
 	srv := dp.spec.Server
-	cn := &conn{server: serverName(dp.spec), stopped: make(chan struct{}), limit: maxMessageOf(srv)}
+	cn := &conn{server: serverName(dp.spec), stopped: make(chan struct{}), limit: maxMessageOf(srv),
+		sse: sseTransport(srv), roots: rootsResult(dp.spec.Roots), inquire: dp.inquire}
 	if srv.Transport == config.TransportHTTP || srv.Transport == config.TransportSSE {
 		cn.url = srv.URL
 	}
@@ -115,12 +139,14 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 		cn.tr = transport.NewIO(cn.pipes.out, cn.pipes.in, nil)
 	case config.TransportHTTP:
 		cn.hlimit = &limitTransport{base: http.DefaultTransport, max: cn.limit}
+		hc := dp.httpClient(cn.hlimit)
+		cn.reply = cn.replier(hc, srv)
 		cn.tr, err = transport.NewStreamableHTTP(srv.URL,
-			transport.WithHTTPBasicClient(dp.httpClient(cn.hlimit)),
+			transport.WithHTTPBasicClient(hc),
 			transport.WithHTTPHeaders(srv.Headers),
-			// Deprecated from protocol 2026-07-28, which mcpx never asks
-			// for (startVersion): on the versions it speaks, the GET
-			// stream is how list_changed reaches us.
+			// The GET stream is how list_changed reaches a 2025-11-25
+			// session; mcp-go opens it only once a handshake made one
+			// (on 2026-07-28, subscriptions/listen does that job).
 			transport.WithContinuousListening(),
 			transport.WithHTTPLogger(quietLogger))
 	case config.TransportSSE:
@@ -142,14 +168,19 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 		cn.hlimit.onTrip = func() { go tr.Close() }
 	}
 
-	// The protocol is pinned to the initialize handshake: raw requests
-	// carry no per-request _meta and list_changed arrives unsolicited only
-	// on a session-ful connection. Pinning a version before 2026-07-28
-	// (startVersion) also means no server/discover probe, so no server
-	// ever waits for one.
-	cn.c = client.NewClient(cn.tr, client.WithProtocolVersion(dp.protocolVersion))
-	if dp.onNotification != nil {
-		cn.c.OnNotification(func(n mcp.JSONRPCNotification) { dp.onNotification(cn, n) })
+	// Handlers first: the server may ask or tell us things as soon as the
+	// transport runs.
+	cn.tr.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
+		if n.Method == mcp.MethodNotificationSubscriptionsAcknowledged {
+			cn.listening.Store(true)
+			return
+		}
+		if dp.onNotification != nil {
+			dp.onNotification(cn, n)
+		}
+	})
+	if bi, ok := cn.tr.(transport.BidirectionalInterface); ok {
+		bi.SetRequestHandler(cn.serveRequest)
 	}
 
 	// The transport's streams outlive ctx, but until the handshake is done
@@ -158,7 +189,7 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 	bg, cancel := context.WithCancel(context.Background())
 	cn.cancelBG = cancel
 	unhook := context.AfterFunc(ctx, cancel)
-	err = cn.c.Start(bg)
+	err = cn.tr.Start(bg)
 	if cn.proc != nil {
 		cn.proc.started()
 	}
@@ -170,18 +201,17 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 		return nil, tail, fmt.Errorf("start transport: %w", err)
 	}
 
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = dp.protocolVersion
-	req.Params.ClientInfo = mcp.Implementation{Name: "mcpx", Version: version.String()}
-	res, err := cn.c.Initialize(ctx, req)
+	err = cn.handshake(ctx, dp)
 	if err == nil && !unhook() {
 		err = ctx.Err() // ended as the handshake finished: streams are gone
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("initialize: %w", ctx.Err())
-		} else {
-			err = fmt.Errorf("initialize: %w", err)
+		if errors.Is(err, errProbeBroke) {
+			cn.stop(grace)
+			return nil, "", err
+		}
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
 		tail := cn.stop(grace)
 		if cn.proc != nil && cn.proc.out != nil {
@@ -191,13 +221,47 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 		}
 		return nil, tail, err
 	}
-	cn.protocolVersion = res.ProtocolVersion
-	cn.instructions = res.Instructions
-	cn.caps = res.Capabilities
-	if b, err := json.Marshal(res.ServerInfo); err == nil {
-		cn.serverInfo = b
+	if cn.modern {
+		cn.startListening()
 	}
 	return cn, "", nil
+}
+
+// replier sends a JSON-RPC response to a streamable HTTP server s the way
+// mcp-go's transport does (POST, the session and protocol headers, the
+// entry's headers, through hc with its OAuth and limits).
+func (cn *conn) replier(hc *http.Client, s *config.Server) func(context.Context, *transport.JSONRPCResponse) error {
+	return func(ctx context.Context, resp *transport.JSONRPCResponse) error {
+		body, err := json.Marshal(resp)
+		if err != nil {
+			return err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if id := cn.tr.GetSessionId(); id != "" {
+			req.Header.Set(mcp.HeaderSessionID, id)
+		}
+		if cn.protocolVersion != "" {
+			req.Header.Set(mcp.HeaderProtocolVersion, cn.protocolVersion)
+		}
+		for k, v := range s.Headers {
+			req.Header.Set(k, v)
+		}
+		res, err := hc.Do(req)
+		if err != nil {
+			return redact(err, cn.url)
+		}
+		defer res.Body.Close()
+		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 1<<16))
+		if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusAccepted {
+			return fmt.Errorf("the server refused the answer: HTTP %d", res.StatusCode)
+		}
+		return nil
+	}
 }
 
 // errTransport marks a request that failed below JSON-RPC: the connection
@@ -214,10 +278,30 @@ func (e *errTransport) Unwrap() error { return e.err }
 // request sends one JSON-RPC request and returns its raw result. When ctx
 // ends first the server is sent notifications/cancelled and ctx's error is
 // returned. A JSON-RPC error is an *RPCError; anything else is an
-// *errTransport.
+// *errTransport. On a 2026-07-28 connection the params get the _meta every
+// request carries, and over HTTP the standard headers.
 func (cn *conn) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	var hdr http.Header
+	if cn.modern {
+		b, err := withMeta(params, cn.meta)
+		if err != nil {
+			return nil, fmt.Errorf("%s: encode params: %w", method, err)
+		}
+		params = b
+		if cn.isHTTP() {
+			name, _ := mcp.ExtractHeaderName(mcp.MCPMethod(method), b)
+			hdr = standardHeaders(method, name)
+		}
+	}
+	return cn.roundTrip(ctx, method, params, hdr, true)
+}
+
+// roundTrip sends one request as it is (params and headers final) and
+// returns its raw result; see request. cancelOnEnd says whether ctx ending
+// first sends notifications/cancelled.
+func (cn *conn) roundTrip(ctx context.Context, method string, params any, hdr http.Header, cancelOnEnd bool) (json.RawMessage, error) {
 	id := mcp.NewRequestId(cn.nextID.Add(1))
-	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params}
+	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params, Header: hdr}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -228,7 +312,9 @@ func (cn *conn) request(ctx context.Context, method string, params any) (json.Ra
 	resp, err := cn.tr.SendRequest(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
-			cn.cancel(id, ctx.Err())
+			if cancelOnEnd {
+				cn.cancel(id, ctx.Err())
+			}
 			return nil, ctx.Err()
 		}
 		if (cn.pipes != nil && cn.pipes.out.tripped.Load()) || (cn.hlimit != nil && cn.hlimit.tripped.Load()) {
@@ -238,7 +324,7 @@ func (cn *conn) request(ctx context.Context, method string, params any) (json.Ra
 		// the server (not written at all, or still in the pipe of a server
 		// that just exited): it never reached the server, and may be sent
 		// again on a fresh instance.
-		notSent := cn.pipes != nil && cn.pipes.in.unreadSince(written)
+		notSent := cn.neverRead(written)
 		return nil, &errTransport{err: redact(err, cn.url), notSent: notSent}
 	}
 	if resp.Error != nil {
@@ -252,8 +338,12 @@ func (cn *conn) request(ctx context.Context, method string, params any) (json.Ra
 }
 
 // cancel tells the server to stop working on request id (best effort, off
-// the caller's path).
+// the caller's path). Over HTTP on 2026-07-28 ending the request's stream
+// is the cancellation, and nothing is sent.
 func (cn *conn) cancel(id mcp.RequestId, why error) {
+	if cn.modern && cn.isHTTP() {
+		return
+	}
 	n := mcp.JSONRPCNotification{
 		JSONRPC: mcp.JSONRPC_VERSION,
 		Notification: mcp.Notification{
@@ -309,9 +399,33 @@ func (e *redactedError) Unwrap() error { return e.err }
 // errCursorLoop is a paginated list whose cursor repeats.
 var errCursorLoop = errors.New("list cursor repeats")
 
+// cacheHints gathers the caching hints of list results (2026-07-28): the
+// shortest ttlMs, and "private" when any result says so.
+type cacheHints struct {
+	ttl   *int64
+	scope string
+}
+
+func (h *cacheHints) add(page map[string]json.RawMessage) {
+	var ttl int64
+	if v, ok := page["ttlMs"]; ok && json.Unmarshal(v, &ttl) == nil {
+		ttl = max(ttl, 0)
+		if h.ttl == nil || ttl < *h.ttl {
+			h.ttl = &ttl
+		}
+	}
+	var scope string
+	if v, ok := page["cacheScope"]; ok && json.Unmarshal(v, &scope) == nil && scope != "" {
+		if h.scope == "" || scope == string(mcp.CacheScopePrivate) {
+			h.scope = scope
+		}
+	}
+}
+
 // listAll follows nextCursor through every page of a list method, keeping
-// each item (field is "tools", "prompts" or "resources") as raw JSON.
-func (cn *conn) listAll(ctx context.Context, method, field string) ([]json.RawMessage, error) {
+// each item (field is "tools", "prompts" or "resources") as raw JSON and
+// gathering each page's caching hints into hints.
+func (cn *conn) listAll(ctx context.Context, method, field string, hints *cacheHints) ([]json.RawMessage, error) {
 	out := []json.RawMessage{}
 	seen := map[string]bool{}
 	cursor := ""
@@ -328,11 +442,15 @@ func (cn *conn) listAll(ctx context.Context, method, field string) ([]json.RawMe
 		if err := json.Unmarshal(raw, &page); err != nil {
 			return nil, fmt.Errorf("%s: decode result: %w", method, err)
 		}
+		hints.add(page)
 		var items []json.RawMessage
 		if v, ok := page[field]; ok && string(v) != "null" {
 			if err := json.Unmarshal(v, &items); err != nil {
 				return nil, fmt.Errorf("%s: decode %s: %w", method, field, err)
 			}
+		}
+		if field == "tools" && cn.modern && cn.isHTTP() {
+			items = withoutBadHeaderTools(items)
 		}
 		out = append(out, items...)
 		var next string
@@ -350,6 +468,72 @@ func (cn *conn) listAll(ctx context.Context, method, field string) ([]json.RawMe
 		seen[next] = true
 		cursor = next
 	}
+}
+
+// callTool sends one tools/call of tool with args: token is its
+// progressToken ("" for none), extra are more top-level params (the
+// answers of a multi round-trip retry). On a 2026-07-28 connection the
+// _meta carries the protocol members, and the log level when the call is
+// observed; over HTTP the headers name the tool (and mirror its
+// x-mcp-header parameters).
+func (cn *conn) callTool(ctx context.Context, tool string, args json.RawMessage, token string, h Hooks, extra map[string]json.RawMessage) (json.RawMessage, error) {
+	method := string(mcp.MethodToolsCall)
+	if !cn.modern {
+		var meta map[string]any
+		if token != "" {
+			meta = map[string]any{"progressToken": token}
+		}
+		params := struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+			Meta      map[string]any  `json:"_meta,omitempty"`
+		}{tool, args, meta}
+		return cn.roundTrip(ctx, method, params, nil, true)
+	}
+	meta := make([]byte, 0, len(cn.meta)+96)
+	meta = append(meta, '{')
+	if token != "" {
+		level := h.LogLevel
+		if level == "" {
+			level = string(mcp.LoggingLevelInfo)
+		}
+		meta = append(meta, `"progressToken":`...)
+		meta = strconv.AppendQuote(meta, token)
+		meta = append(meta, `,"`+mcp.MetaKeyLogLevel+`":`...)
+		meta = strconv.AppendQuote(meta, level)
+		meta = append(meta, ',')
+	}
+	meta = append(meta, cn.meta...)
+	meta = append(meta, '}')
+	params := struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      json.RawMessage `json:"_meta"`
+	}{tool, args, meta}
+	var body any = params
+	mirror := cn.isHTTP() && bytes.Contains(h.Tool, []byte("x-mcp-header"))
+	if len(extra) > 0 || mirror {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("%s: encode params: %w", method, err)
+		}
+		if len(extra) > 0 {
+			if b, err = mergeFields(b, extra); err != nil {
+				return nil, fmt.Errorf("%s: encode params: %w", method, err)
+			}
+		}
+		body = json.RawMessage(b)
+	}
+	var hdr http.Header
+	if cn.isHTTP() {
+		hdr = standardHeaders(method, tool)
+		if b, ok := body.(json.RawMessage); ok && mirror {
+			for k, v := range paramHeaders(h.Tool, b) {
+				hdr[k] = v
+			}
+		}
+	}
+	return cn.roundTrip(ctx, method, body, hdr, true)
 }
 
 // lost is closed when a stdio server's stderr reached EOF, which usually
@@ -377,14 +561,19 @@ func (cn *conn) drained(d time.Duration) {
 	}
 }
 
-// answers reports whether the server still answers a ping. A server may
-// close or redirect its stderr and keep serving, so stderr EOF alone does not
-// prove it exited; a dead one fails the ping at once (stdin or stdout is
-// closed), a wedged one within the bound.
+// answers reports whether the server still answers a ping (server/discover
+// on 2026-07-28, which has no ping). A server may close or redirect its
+// stderr and keep serving, so stderr EOF alone does not prove it exited; a
+// dead one fails the ping at once (stdin or stdout is closed), a wedged one
+// within the bound.
 func (cn *conn) answers() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_, err := cn.request(ctx, string(mcp.MethodPing), nil)
+	method := mcp.MethodPing
+	if cn.modern {
+		method = mcp.MethodServerDiscover
+	}
+	_, err := cn.request(ctx, string(method), nil)
 	var re *RPCError
 	return err == nil || errors.As(err, &re)
 }
@@ -402,6 +591,7 @@ func (cn *conn) stderrTail() string {
 // Idempotent; later calls wait for the first to finish.
 func (cn *conn) stop(grace time.Duration) string {
 	cn.stopOnce.Do(func() {
+		cn.stopListening()
 		closed := make(chan struct{}) // transport closed and the leader reaped
 		go func() {
 			_ = cn.tr.Close() // stdio: closes stdin

@@ -4,11 +4,13 @@
 //
 // Requests go through the transport as raw JSON-RPC so that tools/list and
 // tools/call results reach the caller byte for byte (mcp-go's typed client
-// drops schema keys it does not model). Connections use the initialize
-// handshake (protocol 2025-11-25 or the version remembered for the server):
-// the stateless 2026-07-28 protocol would need per-request _meta on every
-// raw request and a subscriptions/listen stream for list_changed, and
-// pinning skips the server/discover probe altogether.
+// drops schema keys it does not model). A connection speaks the protocol
+// generation its server does (generation.go): 2026-07-28 (server/discover,
+// _meta on every request, input_required, subscriptions/listen) or
+// 2025-11-25 and older (initialize, a session, server→client requests),
+// learned at the first start and asked for directly when remembered. What a
+// server asks during a call (elicitation, sampling) goes to the call's
+// Answerer (inquiry.go).
 //
 // Stdio servers run in their own process group with the captured caller
 // environment plus their env block; they are stopped stdin close → SIGTERM

@@ -15,6 +15,10 @@ import (
 // bare transport error.
 type LoginRequiredError = auth.LoginRequiredError
 
+// InsufficientScopeError is a request a remote server refused for want of
+// an OAuth scope (403 insufficient_scope): `mcpx login` asks for it.
+type InsufficientScopeError = auth.InsufficientScopeError
+
 // ErrClosed is returned by Call and List after Close.
 var ErrClosed = errors.New("upstream pools closed")
 
@@ -99,16 +103,25 @@ type ExitError struct {
 	Server string
 	Err    error
 	Stderr string
+	// NotResent, when set, says why the request was not sent again to a
+	// fresh instance (exits.go).
+	NotResent string
 }
 
 func (e *ExitError) Error() string {
-	return fmt.Sprintf("server %s went away: %v%s", e.Server, e.Err, stderrSuffix(e.Stderr))
+	return e.Summary() + stderrSuffix(e.Stderr)
 }
 
 func (e *ExitError) Unwrap() error { return e.Err }
 
 // Summary is the message without the stderr tail (which Stderr carries).
-func (e *ExitError) Summary() string { return fmt.Sprintf("server %s went away: %v", e.Server, e.Err) }
+func (e *ExitError) Summary() string {
+	msg := fmt.Sprintf("server %s went away: %v", e.Server, e.Err)
+	if e.NotResent != "" {
+		msg += "; " + e.NotResent
+	}
+	return msg
+}
 
 // stderrSuffix renders the last lines of a stderr tail for an error message;
 // the full tail stays in the error's Stderr field.

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,15 +34,24 @@ type Spec struct {
 	// EnvDigest identifies the expanded values; an instance started with
 	// another digest is replaced.
 	EnvDigest string
-	// ProtocolVersion is the version that worked last time ("" = let the
-	// server choose; see Listing.ProtocolVersion).
+	// ProtocolVersion is the version that worked last time ("" = never
+	// learned: the first start probes; see Listing.ProtocolVersion and
+	// generation.go).
 	ProtocolVersion string
+	// Roots are offered to the server (roots/list); none means the roots
+	// capability is not declared.
+	Roots []Root
 }
 
-// Caller says which instance a call may use (scope).
+// Caller says which instance a call may use (scope), and whether the call
+// may be sent twice.
 type Caller struct {
 	Session string // MCPX_SESSION_ID
 	Cwd     string
+	// Idempotent: running the request twice is harmless (a tool annotated
+	// readOnlyHint or idempotentHint, a read), so it may be sent again to
+	// a fresh instance after the server may have read it (exits.go).
+	Idempotent bool
 }
 
 // Listing is what a server lists, raw.
@@ -54,6 +65,11 @@ type Listing struct {
 	// ResourceTemplates is resources/templates/list (nil when the server
 	// has no resources or does not know the method).
 	ResourceTemplates []json.RawMessage
+	// TTLMs and CacheScope are the caching hints of a 2026-07-28 server's
+	// list results (the shortest ttlMs of them all; "private" if any list
+	// said so); nil and "" when it gave none.
+	TTLMs      *int64
+	CacheScope string
 }
 
 // Options configure the pool set.
@@ -62,6 +78,11 @@ type Options struct {
 	// notifications/{tools,prompts,resources}/list_changed. It runs on its
 	// own goroutine, so it may call List.
 	OnListChanged func(h config.ServerHash, kind string)
+	// OnProtocolChanged is called when a start settles on a protocol
+	// version of another generation than Spec.ProtocolVersion (the one
+	// remembered for the server, when there was one), so the caller can
+	// remember the new one. It runs on its own goroutine.
+	OnProtocolChanged func(h config.ServerHash, version string)
 	// Logf logs (may be nil).
 	Logf func(format string, args ...any)
 	// Auth keeps the OAuth tokens of remote servers (nil: no OAuth; a
@@ -83,16 +104,20 @@ type Pools struct {
 	cooldownBase time.Duration // first cooldown, doubled per consecutive failure
 	cooldownMax  time.Duration
 	stopGrace    time.Duration // each wait of the stop sequence
+	hangGrace    time.Duration // how long a server may take to answer after a cut-short call (exits.go)
 
 	// life ends at Close, cutting starts in progress short.
 	life    context.Context
 	endLife context.CancelFunc
 
-	// obs routes progress and log notifications to calls in flight.
-	obs observers
+	// obs routes progress and log notifications to calls in flight, asks
+	// a server's inquiries to the calls that answer them.
+	obs  observers
+	asks askers
 
-	childMu  sync.Mutex
-	children map[int]childRecord
+	childMu    sync.Mutex
+	children   map[int]childRecord
+	childMoved string // where the record moved (reap.go); "" for Options.ChildrenFile
 
 	mu     sync.Mutex
 	pools  map[config.ServerHash]*pool
@@ -116,6 +141,8 @@ type pool struct {
 	last     *StartError
 
 	protocolVersion string // the version the last start settled on
+
+	health poolHealth // exits.go
 }
 
 // instance is one running (or starting) server. Guarded by Pools.mu except
@@ -129,7 +156,8 @@ type instance struct {
 	stale  bool // definition, env or restart moved on: stop when free
 	gone   bool // removed from its pool
 	timer  *time.Timer
-	gen    int // bumps on every use, so a late idle timer can tell
+	gen    int          // bumps on every use, so a late idle timer can tell
+	life   instanceLife // exits.go
 }
 
 // New returns an empty pool set.
@@ -143,6 +171,7 @@ func New(opts Options) *Pools {
 		cooldownBase: time.Second,
 		cooldownMax:  30 * time.Second,
 		stopGrace:    1500 * time.Millisecond,
+		hangGrace:    2 * time.Second,
 		pools:        map[config.ServerHash]*pool{},
 	}
 }
@@ -199,14 +228,26 @@ func scopeKey(scope string, c Caller) string {
 	return ""
 }
 
-// workDir is where a stdio server runs: its own cwd, else the caller's
-// directory for cwd scope, else the daemon's.
-func workDir(s *config.Server, l limits, c Caller) string {
-	if s.Cwd != "" {
+// workDir is where a stdio server runs (DESIGN §2): its entry's cwd
+// (absolute once expanded), else the caller's directory for scope cwd (one
+// instance per directory, running in it), else the project directory of the
+// file that defined it, else the HOME of its environment (the built-in
+// server). Never the daemon's own working directory, which differs between
+// service managers.
+func workDir(spec Spec, l limits, c Caller) string {
+	s := spec.Server
+	switch {
+	case s.Cwd != "":
 		return s.Cwd
-	}
-	if l.scope == config.ScopeCwd {
+	case l.scope == config.ScopeCwd && c.Cwd != "":
 		return c.Cwd
+	case s.Dir != "":
+		return s.Dir
+	}
+	for _, kv := range spec.Env {
+		if home, ok := strings.CutPrefix(kv, "HOME="); ok && filepath.IsAbs(home) {
+			return home
+		}
 	}
 	return ""
 }
@@ -220,12 +261,14 @@ func launchOf(spec Spec) string {
 		Command   string
 		Args      []string
 		Env       map[string]string
+		Cwd       string
 		Dir       string
 		URL       string
 		Transport string
 		Headers   map[string]string
 		EnvDigest string
-	}{s.Command, s.Args, s.Env, s.Cwd, s.URL, s.Transport, s.Headers, spec.EnvDigest})
+		Roots     []Root
+	}{s.Command, s.Args, s.Env, s.Cwd, s.Dir, s.URL, s.Transport, s.Headers, spec.EnvDigest, spec.Roots})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
@@ -234,32 +277,41 @@ func launchOf(spec Spec) string {
 // starting one if needed, bounded by callTimeout; ctx cancellation reaches
 // the server as notifications/cancelled. It returns the raw CallToolResult.
 func (p *Pools) Call(ctx context.Context, spec Spec, caller Caller, tool string, args json.RawMessage) (json.RawMessage, error) {
-	return p.callTool(ctx, spec, caller, tool, args, "")
+	return p.CallWith(ctx, spec, caller, tool, args, Hooks{})
+}
+
+// CallWith is Call with hooks: h.Observe hears the call's progress and the
+// log lines of its connection (see CallObserved), h.Answer answers what the
+// server asks meanwhile (elicitation, sampling; the time it takes does not
+// count against callTimeout).
+func (p *Pools) CallWith(ctx context.Context, spec Spec, caller Caller, tool string, args json.RawMessage, h Hooks) (json.RawMessage, error) {
+	if h.Observe == nil {
+		return p.callTool(ctx, spec, caller, tool, args, "", h)
+	}
+	token, done := p.obs.add(h.Observe)
+	defer done()
+	return p.callTool(ctx, spec, caller, tool, args, token, h)
 }
 
 // callTool sends tools/call; a token (from observers.add) goes in the
 // request's _meta as its progressToken, and the call hears the log lines
 // of the connection it runs on.
-func (p *Pools) callTool(ctx context.Context, spec Spec, caller Caller, tool string, args json.RawMessage, token string) (json.RawMessage, error) {
+func (p *Pools) callTool(ctx context.Context, spec Spec, caller Caller, tool string, args json.RawMessage, token string, h Hooks) (json.RawMessage, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	var meta map[string]any
-	if token != "" {
-		meta = map[string]any{"progressToken": token}
-	}
-	params := struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      map[string]any  `json:"_meta,omitempty"`
-	}{tool, args, meta}
 	var out json.RawMessage
 	err := p.with(ctx, spec, caller, tool, func(ctx context.Context, cn *conn) error {
 		if token != "" {
 			defer p.obs.listen(cn, token)()
 		}
+		ask := &asker{answer: h.Answer, ctx: ctx}
+		defer p.asks.add(cn, ask)()
+		ctx = context.WithValue(ctx, askerKey{}, ask)
 		var err error
-		out, err = cn.request(ctx, string(mcp.MethodToolsCall), params)
+		out, err = cn.rounds(ctx, h.Answer, func(extra map[string]json.RawMessage) (json.RawMessage, error) {
+			return cn.callTool(ctx, tool, args, token, h, extra)
+		})
 		return err
 	})
 	return out, err
@@ -269,10 +321,33 @@ func (p *Pools) callTool(ctx context.Context, spec Spec, caller Caller, tool str
 // to an instance chosen by scope, starting one if needed, bounded like a
 // call; what names it in errors. It returns the raw result.
 func (p *Pools) Request(ctx context.Context, spec Spec, caller Caller, what, method string, params any) (json.RawMessage, error) {
+	return p.RequestWith(ctx, spec, caller, what, method, params, nil)
+}
+
+// RequestWith is Request whose server's inquiries (a 2026-07-28
+// prompts/get or resources/read asking for input, a 2025-11-25 server's
+// elicitation meanwhile) go to a (nil: declined).
+func (p *Pools) RequestWith(ctx context.Context, spec Spec, caller Caller, what, method string, params any, a Answerer) (json.RawMessage, error) {
 	var out json.RawMessage
 	err := p.with(ctx, spec, caller, what, func(ctx context.Context, cn *conn) error {
+		ask := &asker{answer: a, ctx: ctx}
+		defer p.asks.add(cn, ask)()
+		ctx = context.WithValue(ctx, askerKey{}, ask)
 		var err error
-		out, err = cn.request(ctx, method, params)
+		out, err = cn.rounds(ctx, a, func(extra map[string]json.RawMessage) (json.RawMessage, error) {
+			if len(extra) == 0 {
+				return cn.request(ctx, method, params)
+			}
+			b, err := json.Marshal(params)
+			if err != nil {
+				return nil, err
+			}
+			again, err := mergeFields(b, extra)
+			if err != nil {
+				return nil, err
+			}
+			return cn.request(ctx, method, again)
+		})
 		return err
 	})
 	return out, err
@@ -282,8 +357,10 @@ func (p *Pools) Request(ctx context.Context, spec Spec, caller Caller, what, met
 // (when the server has them) as raw JSON, through a pooled instance.
 func (p *Pools) List(ctx context.Context, spec Spec, caller Caller) (*Listing, error) {
 	var l *Listing
+	caller.Idempotent = true // a list changes nothing
 	err := p.with(ctx, spec, caller, "tools/list", func(ctx context.Context, cn *conn) error {
-		tools, err := cn.listAll(ctx, string(mcp.MethodToolsList), "tools")
+		var hints cacheHints
+		tools, err := cn.listAll(ctx, string(mcp.MethodToolsList), "tools", &hints)
 		if err != nil {
 			return err
 		}
@@ -293,18 +370,19 @@ func (p *Pools) List(ctx context.Context, spec Spec, caller Caller) (*Listing, e
 			Instructions:    cn.instructions,
 			Tools:           tools,
 		}
+		defer func() { l.TTLMs, l.CacheScope = hints.ttl, hints.scope }()
 		if cn.caps.Prompts != nil {
-			if l.Prompts, err = cn.listAll(ctx, string(mcp.MethodPromptsList), "prompts"); err != nil {
+			if l.Prompts, err = cn.listAll(ctx, string(mcp.MethodPromptsList), "prompts", &hints); err != nil {
 				return err
 			}
 		}
 		if cn.caps.Resources != nil {
-			if l.Resources, err = cn.listAll(ctx, string(mcp.MethodResourcesList), "resources"); err != nil {
+			if l.Resources, err = cn.listAll(ctx, string(mcp.MethodResourcesList), "resources", &hints); err != nil {
 				return err
 			}
 			// Templates are optional within the capability: a server
 			// that does not know the method simply has none.
-			l.ResourceTemplates, err = cn.listAll(ctx, string(mcp.MethodResourcesTemplatesList), "resourceTemplates")
+			l.ResourceTemplates, err = cn.listAll(ctx, string(mcp.MethodResourcesTemplatesList), "resourceTemplates", &hints)
 			var re *RPCError
 			if errors.As(err, &re) && re.Code == mcp.METHOD_NOT_FOUND {
 				l.ResourceTemplates, err = nil, nil
@@ -332,7 +410,8 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 	// One budget for the whole call: queueing for a free instance, a start
 	// and the call itself all count against callTimeout.
 	deadline := time.Now().Add(l.call)
-	for attempt := 0; ; attempt++ {
+	for resent := 0; ; {
+		l := p.effective(spec.Hash, l)
 		waitCtx, cancel := context.WithDeadline(ctx, deadline)
 		inst, err := p.acquire(ctx, waitCtx, spec, caller, l)
 		queued := waitCtx.Err()
@@ -345,24 +424,28 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 			return err
 		}
 
-		callCtx, cancel := context.WithDeadline(ctx, deadline)
+		callCtx, cancel := withBudget(ctx, deadline)
 		err = fn(callCtx, inst.conn)
+		cut := callCtx.Err() // before cancel: did the deadline end it?
+		cancel()
 		var te *errTransport
-		broken := errors.As(err, &te)
-		p.release(inst, l, broken)
+		var scope *auth.InsufficientScopeError
 		switch {
 		case err == nil:
-			cancel()
+			p.release(inst, l, false)
 			return nil
-		case broken && te.notSent && attempt == 0 && callCtx.Err() == nil:
-			// The instance went away (a server that exits after each
-			// answer) before a byte of this request reached it: nothing
-			// ran, so it is safe to send it once more, to a fresh one.
-			cancel()
-			p.logf("upstream: %s went away before %s was sent; retrying on a fresh instance", name, what)
-			continue
-		case broken:
-			cancel()
+		case errors.As(err, &scope):
+			// A request refused for want of scope was answered: the
+			// connection is as good as before.
+			p.release(inst, l, false)
+			return scope
+		case errors.As(err, &te):
+			resend, why := p.afterBroken(spec.Hash, inst, l, te, caller, what)
+			if resend && resent < maxResends && cut == nil {
+				resent++
+				p.logf("upstream: %s went away while %s was out; sending it again to a fresh instance", name, what)
+				continue
+			}
 			var login *auth.LoginRequiredError
 			if errors.As(err, &login) {
 				return login
@@ -371,15 +454,15 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 			if errors.As(te.err, &tl) {
 				return tl
 			}
-			return &ExitError{Server: name, Err: te.err, Stderr: inst.conn.stderrTail()}
+			return &ExitError{Server: name, Err: te.err, Stderr: inst.conn.stderrTail(), NotResent: why}
 		case ctx.Err() != nil:
-			cancel()
+			p.probeAfterCancel(inst, l)
 			return fmt.Errorf("%s on %s: %w", what, name, ctx.Err())
-		case callCtx.Err() != nil:
-			cancel()
+		case cut != nil:
+			p.probeAfterCancel(inst, l)
 			return timeout()
 		}
-		cancel()
+		p.release(inst, l, false)
 		return fmt.Errorf("%s on %s: %w", what, name, err)
 	}
 }
@@ -389,8 +472,9 @@ func (p *Pools) with(ctx context.Context, spec Spec, caller Caller, what string,
 // with startTimeout.
 func (p *Pools) acquire(ctx, waitCtx context.Context, spec Spec, caller Caller, l limits) (*instance, error) {
 	key := scopeKey(l.scope, caller)
-	dir := workDir(spec.Server, l, caller)
+	dir := workDir(spec, l, caller)
 	launch := launchOf(spec)
+	var patience probePatience // exits.go
 	for {
 		p.mu.Lock()
 		if p.closed {
@@ -401,9 +485,14 @@ func (p *Pools) acquire(ctx, waitCtx context.Context, spec Spec, caller Caller, 
 		p.retireStale(pl, launch)
 
 		var wait <-chan struct{}
+		probing := false
 		if l.scope != config.ScopeCall {
 			for _, in := range pl.insts {
 				if in.key != key || in.stale {
+					continue
+				}
+				if in.life.probing { // it may be hung
+					probing = true
 					continue
 				}
 				if in.conn == nil { // starting
@@ -423,6 +512,9 @@ func (p *Pools) acquire(ctx, waitCtx context.Context, spec Spec, caller Caller, 
 					return in, nil
 				}
 			}
+		}
+		if wait == nil && probing {
+			wait = patience.wait(pl)
 		}
 		if wait == nil {
 			if l.max > 0 && len(pl.insts) >= l.max {
@@ -446,6 +538,8 @@ func (p *Pools) acquire(ctx, waitCtx context.Context, spec Spec, caller Caller, 
 		p.mu.Unlock()
 		select {
 		case <-wait:
+		case <-patience.expired():
+			patience.over = true
 		case <-waitCtx.Done():
 			return nil, waitCtx.Err()
 		}
@@ -492,7 +586,9 @@ func (p *Pools) evictIdle(pl *pool) {
 // start runs the start of in (reserved by the caller), records the outcome
 // for cooldown and returns the instance busy for the caller.
 func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, dir string, l limits, pv string) (*instance, error) {
-	pv = startVersion(pv, spec.ProtocolVersion)
+	if pv == "" {
+		pv = spec.ProtocolVersion
+	}
 	hash := spec.Hash
 	startCtx, cancel := context.WithTimeout(ctx, l.start)
 	unhook := context.AfterFunc(p.life, cancel) // Close ends the start
@@ -503,6 +599,7 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 		callTimeout:     l.call,
 		startTimeout:    l.start,
 		onNotification:  p.notificationHandler(hash),
+		inquire:         p.inquire,
 		auth:            p.opts.Auth,
 		onSpawn: func(pid int) func() {
 			p.noteChild(pid, true)
@@ -528,6 +625,10 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 		if errors.As(err, &login) { // no cooldown: a login fixes it at once
 			return nil, login
 		}
+		var scope *auth.InsufficientScopeError
+		if errors.As(err, &scope) { // likewise
+			return nil, scope
+		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%w (startTimeout %s)", err, l.start)
 		}
@@ -546,6 +647,10 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 	close(in.ready)
 	pl.failures, pl.until, pl.last = 0, time.Time{}, nil
 	pl.protocolVersion = cn.protocolVersion
+	if cb := p.opts.OnProtocolChanged; cb != nil && spec.ProtocolVersion != "" &&
+		mcp.IsModernProtocol(spec.ProtocolVersion) != cn.modern {
+		go cb(hash, cn.protocolVersion)
+	}
 	p.broadcast(pl)
 	if p.closed || in.gone {
 		in.gone = true
@@ -563,10 +668,12 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 				// An answer it wrote just before exiting may still be in
 				// the pipe: let it reach its caller first.
 				cn.drained(2 * time.Second)
+				cn.awaitExit(time.Second)
 				p.mu.Lock()
 				if !in.gone {
 					p.logf("upstream: %s exited", pl.name)
 					p.remove(pl, in)
+					p.judgeExit(pl, in)
 				}
 				p.mu.Unlock()
 			case <-cn.stopped:
@@ -574,19 +681,6 @@ func (p *Pools) start(ctx context.Context, pl *pool, in *instance, spec Spec, di
 		}()
 	}
 	return in, nil
-}
-
-// startVersion is the protocol version a start asks for: the first of
-// remembered (this pool's last start, then the schema snapshot's) that the
-// initialize handshake can carry, else the newest such version. It is never
-// 2026-07-28 or later, so mcp-go never sends the server/discover probe.
-func startVersion(remembered ...string) string {
-	for _, v := range remembered {
-		if mcp.IsValidProtocolVersion(v) && !mcp.IsModernProtocol(v) {
-			return v
-		}
-	}
-	return mcp.LATEST_LEGACY_PROTOCOL_VERSION
 }
 
 // release returns in after a call. A broken connection is dropped; a
@@ -649,6 +743,7 @@ func (p *Pools) remove(pl *pool, in *instance) {
 		in.timer.Stop()
 	}
 	if in.conn != nil {
+		in.noteRemoved()
 		p.stopAsync(in)
 	}
 	p.broadcast(pl)
@@ -730,8 +825,10 @@ func (p *Pools) Restart(ctx context.Context, h config.ServerHash) int {
 				in.stale = true
 			}
 		}
-		// A restart is a fresh chance: forget the cooldown.
+		// A restart is a fresh chance: forget the cooldown, and that the
+		// server exits after each answer.
 		pl.failures, pl.until, pl.last = 0, time.Time{}, nil
+		pl.health.oneShot = false
 	}
 	p.mu.Unlock()
 	p.waitStops(ctx)

@@ -133,10 +133,5 @@ func (o *observers) deliver(cn *conn, n mcp.JSONRPCNotification) bool {
 // connection carries while the call runs. observe is called from the
 // transport's reader: it must not block.
 func (p *Pools) CallObserved(ctx context.Context, spec Spec, caller Caller, tool string, args json.RawMessage, observe func(Notice)) (json.RawMessage, error) {
-	if observe == nil {
-		return p.Call(ctx, spec, caller, tool, args)
-	}
-	token, done := p.obs.add(observe)
-	defer done()
-	return p.callTool(ctx, spec, caller, tool, args, token)
+	return p.CallWith(ctx, spec, caller, tool, args, Hooks{Observe: observe})
 }

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -46,6 +46,10 @@ func (p *Pools) noteChild(pid int, live bool) {
 	}
 	p.childMu.Lock()
 	defer p.childMu.Unlock()
+	path := p.opts.ChildrenFile
+	if p.childMoved != "" {
+		path = p.childMoved
+	}
 	if p.children == nil {
 		p.children = map[int]childRecord{}
 	}
@@ -60,9 +64,9 @@ func (p *Pools) noteChild(pid int, live bool) {
 		line, _ := json.Marshal(c)
 		b.Write(append(line, '\n'))
 	}
-	tmp := p.opts.ChildrenFile + ".tmp"
+	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b.Bytes(), 0o600); err == nil {
-		if err := os.Rename(tmp, p.opts.ChildrenFile); err != nil {
+		if err := os.Rename(tmp, path); err != nil {
 			p.logf("upstream: record children: %v", err)
 		}
 	} else {
@@ -73,64 +77,151 @@ func (p *Pools) noteChild(pid int, live bool) {
 // ReapOrphans SIGKILLs every process still in a group recorded in path by
 // a daemon that died, then removes the file. Call it only while no other
 // daemon for the key runs (the daemon holds its alive lock). It returns how
-// many processes it signalled.
+// many processes it signalled. When the process table cannot be read, it
+// returns the error and moves the records to path+".unreaped" (the caller's
+// own children will be recorded in path), where the next call finds them
+// again: a record is never dropped unchecked.
 func ReapOrphans(path string) (int, error) {
-	data, err := owner.ReadFile(path, 1<<20)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
+	pending := path + ".unreaped"
 	var recs []childRecord
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		var c childRecord
-		if json.Unmarshal(line, &c) == nil && c.Pgid > 1 && (c.Sid > 0 || c.Start > 0) {
-			recs = append(recs, c)
+	for _, p := range []string{pending, path} {
+		data, err := owner.ReadFile(p, 1<<20)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			var c childRecord
+			if json.Unmarshal(line, &c) == nil && c.Pgid > 1 && (c.Sid > 0 || c.Start > 0) {
+				recs = append(recs, c)
+			}
 		}
 	}
 	killed := 0
 	if len(recs) > 0 {
-		ents, _ := os.ReadDir("/proc")
-		for _, ent := range ents {
-			pid, err := strconv.Atoi(ent.Name())
-			if err != nil || pid == os.Getpid() {
-				continue
-			}
-			pgrp, sid, start, ok := statIDs(pid)
-			if !ok {
-				continue
-			}
+		procs, err := listProcs()
+		if err != nil {
+			err = fmt.Errorf("reap the servers recorded in %s: %w", path, err)
+			var b bytes.Buffer
 			for _, c := range recs {
-				if pgrp == c.Pgid && sid == c.Sid && (c.Start == 0 || start >= c.Start) {
-					if syscall.Kill(pid, syscall.SIGKILL) == nil {
-						killed++
-					}
-					break
-				}
+				line, _ := json.Marshal(c)
+				b.Write(append(line, '\n'))
+			}
+			if werr := os.WriteFile(pending, b.Bytes(), 0o600); werr != nil {
+				return 0, errors.Join(err, werr) // path stays, with the records
+			}
+			os.Remove(path)
+			return 0, err
+		}
+		for _, pid := range orphans(recs, procs, os.Getpid()) {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed++
 			}
 		}
 	}
-	return killed, os.Remove(path)
+	os.Remove(pending)
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return killed, err
+	}
+	return killed, nil
 }
 
-// statIDs reads the process group, session and start time of pid from
-// /proc/<pid>/stat.
-func statIDs(pid int) (pgrp, sid int, start uint64, ok bool) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+// listProcs reads the process table (a seam for tests).
+var listProcs = osproc.List
+
+// orphans returns the pids of procs that belong to a recorded group: the
+// same process group and session, started no earlier than the group's
+// leader (a record without a session, from a PID namespace whose session
+// leader is outside, is matched by group and start time alone). self is
+// never one.
+func orphans(recs []childRecord, procs []osproc.Entry, self int) []int {
+	var pids []int
+	for _, p := range procs {
+		if p.PID == self || p.PID <= 1 {
+			continue
+		}
+		for _, c := range recs {
+			if p.Pgid == c.Pgid && p.Sid == c.Sid && (c.Start == 0 || p.Start >= c.Start) {
+				pids = append(pids, p.PID)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// A daemon that hands its socket to a successor (daemon/handoff.go) runs on
+// for a while with servers of its own: it records them in a file of its own
+// (RetiredChildren), so the successor's ReapOrphans does not end them, and
+// the next daemon to start reaps that file's groups if their daemon died
+// before stopping them (ReapRetired).
+
+// RetiredChildren is where a daemon with pid (started at start, in clock
+// ticks) records its servers once it has handed its socket over; path is
+// the key's children file.
+func RetiredChildren(path string, pid int, start uint64) string {
+	return fmt.Sprintf("%s.retired-%d-%d", path, pid, start)
+}
+
+// MoveChildren moves the children file to path (an empty path: back to
+// Options.ChildrenFile) and records there from now on.
+func (p *Pools) MoveChildren(path string) error {
+	if p.opts.ChildrenFile == "" {
+		return nil
+	}
+	p.childMu.Lock()
+	defer p.childMu.Unlock()
+	from, to := p.opts.ChildrenFile, path
+	if p.childMoved != "" {
+		from = p.childMoved
+	}
+	if to == "" {
+		to = p.opts.ChildrenFile
+	}
+	if err := os.Rename(from, to); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("move the record of running servers: %w", err)
+	}
+	p.childMoved = path
+	return nil
+}
+
+// ChildrenFile is where the running servers are recorded now.
+func (p *Pools) ChildrenFile() string {
+	p.childMu.Lock()
+	defer p.childMu.Unlock()
+	if p.childMoved != "" {
+		return p.childMoved
+	}
+	return p.opts.ChildrenFile
+}
+
+// ReapRetired reaps (ReapOrphans) the groups recorded by daemons that
+// handed the socket of path's key over and then died without stopping
+// their servers; the files of such daemons still running are left alone.
+// It returns how many processes it signalled.
+func ReapRetired(path string) (int, error) {
+	matches, err := filepath.Glob(path + ".retired-*")
 	if err != nil {
-		return 0, 0, 0, false
+		return 0, err
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, 0, false
+	total := 0
+	var errs []error
+	for _, m := range matches {
+		var pid int
+		var start uint64
+		if _, err := fmt.Sscanf(strings.TrimPrefix(m, path+".retired-"), "%d-%d", &pid, &start); err != nil {
+			continue
+		}
+		if start != 0 && osproc.StartTime(pid) == start {
+			continue // still finishing its calls
+		}
+		n, err := ReapOrphans(m)
+		total += n
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return 0, 0, 0, false
-	}
-	pgrp, e1 := strconv.Atoi(f[2])
-	sid, e2 := strconv.Atoi(f[3])
-	start, e3 := strconv.ParseUint(f[19], 10, 64)
-	return pgrp, sid, start, e1 == nil && e2 == nil && e3 == nil
+	return total, errors.Join(errs...)
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
 )
@@ -21,8 +22,9 @@ import (
 //     line reader stops growing its buffer there, every request in flight
 //     fails, and the instance is stopped (memory returns with it);
 //   - stdin is written through a countingWriter, so a request that failed
-//     because the server went away can be proven never written (not a byte
-//     of it reached the pipe) and retried once on a fresh instance;
+//     because the server went away can be proven never read (not a byte of
+//     it reached the pipe, or it is still whole in a pipe nobody reads) and
+//     sent again to a fresh instance (exits.go);
 //   - the child is started here, with its parent-death signal set from a
 //     locked OS thread (pdeathsig_linux.go);
 //   - what the server writes on stdout that is not JSON-RPC (mcp-go skips
@@ -67,6 +69,13 @@ type lineLimiter struct {
 	// complete line before it has been handed to the reader.
 	done     chan struct{}
 	doneOnce sync.Once
+	// in, when set, is the same server's stdin: each read that returns
+	// bytes notes how much had been written to it then, and when
+	// (lastIn, lastOut), so an exit can be told apart as "right after its last
+	// answer, having read nothing since" (exits.go).
+	in      *countingWriter
+	lastIn  atomic.Int64
+	lastOut atomic.Int64 // unix nanoseconds; 0: nothing read yet
 }
 
 func (l *lineLimiter) end() { l.doneOnce.Do(func() { close(l.done) }) }
@@ -81,6 +90,10 @@ func (l *lineLimiter) Read(p []byte) (int, error) {
 		p = p[:room]
 	}
 	n, err := l.r.Read(p)
+	if n > 0 && l.in != nil {
+		l.lastIn.Store(l.in.n.Load())
+		l.lastOut.Store(time.Now().UnixNano())
+	}
 	chunk := p[:n]
 	for len(chunk) > 0 {
 		i := bytes.IndexByte(chunk, '\n')
@@ -106,10 +119,19 @@ func (l *lineLimiter) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// countingWriter is the server's stdin: it counts the bytes the pipe took.
+// countingWriter is the server's stdin: it counts the bytes the pipe took,
+// and keeps what the pipe held when it was closed, so a request that fails
+// after a stop closed stdin can still be proven unread.
 type countingWriter struct {
 	w *os.File
 	n atomic.Int64
+
+	mu     sync.Mutex
+	closed bool
+	// At Close: the bytes still in the pipe, and whether nobody could
+	// read them any more (no reader left).
+	closedUnread   int64
+	closedNoReader bool
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
@@ -118,17 +140,45 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (c *countingWriter) Close() error { return c.w.Close() }
+func (c *countingWriter) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		c.closed = true
+		c.closedUnread, c.closedNoReader = unread(c.w), noReader(c.w)
+	}
+	return c.w.Close()
+}
 
 // unreadSince reports whether every byte written after the count was
-// before is provably unread by the server: none was written, or the pipe
-// still holds at least that many bytes (a pipe is read from the front, so
-// the unread bytes are the last ones written). A server that exits right
-// after its answer leaves the next request in the pipe this way.
+// before provably never reached the server: none was written (the write
+// was never made, or failed with EPIPE because nobody reads the pipe any
+// more), or nobody can read the pipe any more and it still holds at least
+// that many bytes (a pipe is read from the front, so the unread bytes are
+// the last ones written). A server that exits right after its answer
+// leaves the next request in the pipe this way. Bytes still in the pipe of
+// a server that lives on prove nothing: it may read them yet.
 func (c *countingWriter) unreadSince(before int64) bool {
 	since := c.n.Load() - before
 	if since == 0 {
 		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return c.closedNoReader && c.closedUnread >= since
+	}
+	return noReader(c.w) && unread(c.w) >= since
+}
+
+// stillInPipe reports whether every byte written after the count was
+// before is still in the pipe (whoever may read it later).
+func (c *countingWriter) stillInPipe(before int64) bool {
+	since := c.n.Load() - before
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return c.closedUnread >= since
 	}
 	return unread(c.w) >= since
 }
@@ -176,7 +226,8 @@ func startStdio(p *proc, maxMessage int64) (*stdioPipes, error) {
 	}()
 	// Non-JSON lines are noted for errors (stdout.go) beneath the bound.
 	p.out = &stdoutWatch{r: outR}
-	return &stdioPipes{in: &countingWriter{w: inW}, out: &lineLimiter{r: p.out, max: maxMessage, done: make(chan struct{})}, raw: outR}, nil
+	in := &countingWriter{w: inW}
+	return &stdioPipes{in: in, out: &lineLimiter{r: p.out, max: maxMessage, done: make(chan struct{}), in: in}, raw: outR}, nil
 }
 
 // maxMessageOf is s's mcpx.maxMessageBytes, or the default.

@@ -93,44 +93,77 @@ func TestMessageBound(t *testing.T) {
 	}
 }
 
-// A request counts as never read while its bytes are still in the pipe:
-// written, but the server (here: nobody) has not read them.
+// A request counts as never read while its bytes are still whole in the
+// pipe and nobody can read the pipe any more; a pipe's reader may still
+// take what it holds. What the pipe held when stdin was closed still
+// counts after the close.
 func TestUnreadSince(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
+	pipe := func() (*os.File, *countingWriter, int64) {
+		t.Helper()
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cw := &countingWriter{w: w}
+		t.Cleanup(func() { r.Close(); cw.Close() })
+		if !cw.unreadSince(0) {
+			t.Fatal("nothing written: must count as unread")
+		}
+		if _, err := cw.Write([]byte("first\n")); err != nil {
+			t.Fatal(err)
+		}
+		before := cw.n.Load()
+		if _, err := cw.Write([]byte("second request\n")); err != nil {
+			t.Fatal(err)
+		}
+		return r, cw, before
 	}
-	defer r.Close()
-	cw := &countingWriter{w: w}
-	defer cw.Close()
-	if !cw.unreadSince(0) {
-		t.Fatal("nothing written: must count as unread")
+	linux := runtime.GOOS == "linux"
+
+	r, cw, before := pipe()
+	if cw.unreadSince(before) {
+		t.Fatal("a reader is left: it may still read the request")
 	}
-	if _, err := cw.Write([]byte("first\n")); err != nil {
-		t.Fatal(err)
+	if linux && !cw.stillInPipe(before) {
+		t.Fatal("the second request is still in the pipe")
 	}
-	before := cw.n.Load()
-	if _, err := cw.Write([]byte("second request\n")); err != nil {
-		t.Fatal(err)
-	}
-	if runtime.GOOS == "linux" && !cw.unreadSince(before) {
-		t.Fatal("a request still in the pipe must count as unread")
-	}
-	buf := make([]byte, 4) // the reader takes part of the first line only
+	buf := make([]byte, 4) // the reader takes part of the first line only, then exits
 	if _, err := io.ReadFull(r, buf); err != nil {
 		t.Fatal(err)
 	}
+	r.Close()
 	if cw.unreadSince(0) {
 		t.Fatal("bytes the reader took must not count as unread")
 	}
-	if runtime.GOOS == "linux" && !cw.unreadSince(before) {
-		t.Fatal("the second request is still whole in the pipe")
+	if linux && !cw.unreadSince(before) {
+		t.Fatal("the second request is whole in a pipe nobody reads")
 	}
-	rest := make([]byte, 5) // the rest of the first line, and 3 bytes of the second
+	cw.Close() // as a stop closes stdin
+	if linux && !cw.unreadSince(before) {
+		t.Fatal("what the pipe held at the close must still count")
+	}
+	if cw.unreadSince(0) {
+		t.Fatal("after the close, bytes the reader took must not count as unread")
+	}
+
+	r, cw, before = pipe()
+	rest := make([]byte, 9) // the first line, and 3 bytes of the second
 	if _, err := io.ReadFull(r, rest); err != nil {
 		t.Fatal(err)
 	}
+	r.Close()
 	if cw.unreadSince(before) {
 		t.Fatal("part of the second request was read: it may have reached the server")
+	}
+
+	// A write to a pipe nobody reads fails (EPIPE) and takes no byte.
+	r, cw, _ = pipe()
+	r.Close()
+	before = cw.n.Load()
+	if _, err := cw.Write([]byte("third\n")); err == nil {
+		t.Fatal("write to a pipe without reader succeeded")
+	}
+	if !cw.unreadSince(before) {
+		t.Fatal("a failed write must count as unread")
 	}
 }

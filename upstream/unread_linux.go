@@ -24,3 +24,23 @@ func unread(f *os.File) int64 {
 	}
 	return int64(n)
 }
+
+// noReader reports whether the read end of the pipe whose write end is f
+// is closed everywhere: poll reports POLLERR on a pipe's write end exactly
+// then. False when it cannot be told.
+func noReader(f *os.File) bool {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	gone := false
+	if err := raw.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+		if n, err := unix.Poll(fds, 0); err == nil && n > 0 {
+			gone = fds[0].Revents&unix.POLLERR != 0
+		}
+	}); err != nil {
+		return false
+	}
+	return gone
+}

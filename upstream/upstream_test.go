@@ -1,12 +1,10 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -949,59 +947,6 @@ func TestErrorsHideURLSecrets(t *testing.T) {
 	}
 }
 
-func TestStartVersion(t *testing.T) {
-	for _, c := range []struct {
-		remembered []string
-		want       string
-	}{
-		{nil, "2025-11-25"},
-		{[]string{"", ""}, "2025-11-25"},
-		{[]string{"", "2025-06-18"}, "2025-06-18"},
-		{[]string{"2024-11-05", "2025-06-18"}, "2024-11-05"},
-		// The stateless era needs the discover probe: never ask for it.
-		{[]string{"2026-07-28", "2025-03-26"}, "2025-03-26"},
-		{[]string{"2026-07-28", ""}, "2025-11-25"},
-		{[]string{"1999-01-01"}, "2025-11-25"},
-	} {
-		if got := startVersion(c.remembered...); got != c.want {
-			t.Errorf("startVersion(%q) = %q, want %q", c.remembered, got, c.want)
-		}
-	}
-}
-
-// TestNoDiscoverProbe records the methods an HTTP server receives: a start
-// is initialize first, never server/discover, even when the version
-// remembered for the server is a stateless one.
-func TestNoDiscoverProbe(t *testing.T) {
-	var (
-		mu      sync.Mutex
-		methods []string
-	)
-	h := fixture.HTTPHandler(fixture.Full())
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			b, _ := io.ReadAll(r.Body)
-			var m struct{ Method string }
-			json.Unmarshal(b, &m)
-			mu.Lock()
-			methods = append(methods, m.Method)
-			mu.Unlock()
-			r.Body = io.NopCloser(bytes.NewReader(b))
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	p := newPools(t, Options{})
-	spec := Spec{Server: &config.Server{Name: "net", Transport: config.TransportHTTP, URL: srv.URL + "/mcp"},
-		Hash: "net", ProtocolVersion: "2026-07-28"}
-	call(t, p, spec, Caller{}, "echo", `{"text":"hi"}`)
-	mu.Lock()
-	defer mu.Unlock()
-	if len(methods) == 0 || methods[0] != "initialize" || slices.Contains(methods, "server/discover") {
-		t.Errorf("methods sent: %q, want initialize first and no server/discover", methods)
-	}
-}
-
 // A nil Spec.Env is empty: nothing of the daemon's own environment reaches
 // a server (DESIGN §2: the daemon runs with the service manager's
 // environment, not the user's).
@@ -1039,5 +984,40 @@ func TestCallTimeoutIncludesQueueing(t *testing.T) {
 	}
 	if err := <-first; err != nil {
 		t.Fatalf("first call: %v", err)
+	}
+}
+
+// A stdio server runs where its entry says (cwd), else in the caller's
+// directory for scope cwd, else in its project directory (Server.Dir), else
+// in the HOME of its environment: never in the daemon's working directory.
+func TestWorkDir(t *testing.T) {
+	p := newPools(t, Options{})
+	project, _ := filepath.EvalSymlinks(t.TempDir())
+	home, _ := filepath.EvalSymlinks(t.TempDir())
+	caller, _ := filepath.EvalSymlinks(t.TempDir())
+	sub := filepath.Join(project, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		cwd, dir  string
+		scope     string
+		want      string
+		callerDir string
+	}{
+		{name: "project", dir: project, want: project},
+		{name: "cwd", cwd: sub, dir: project, want: sub},
+		{name: "scope-cwd", dir: project, scope: config.ScopeCwd, callerDir: caller, want: caller},
+		{name: "builtin", want: home},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := fixtureSpec(t, config.Options{Scope: tc.scope}, nil)
+			spec.Server.Cwd, spec.Server.Dir = tc.cwd, tc.dir
+			spec.Env = append(slices.DeleteFunc(slices.Clone(spec.Env), func(kv string) bool { return strings.HasPrefix(kv, "HOME=") }), "HOME="+home)
+			if got := call(t, p, spec, Caller{Cwd: tc.callerDir}, "cwd", `{}`); got != tc.want {
+				t.Errorf("server runs in %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -29,7 +29,7 @@ var claudeCode = &Host{
 			return readServers(doc, "mcpServers", c, claudeVars, claudeEntry)
 		}
 		p, _ := projectOf(doc, c.Scope)
-		return readServers(p, "mcpServers", c, claudeVars, claudeEntry)
+		return readServers(p, "mcpServers", c, claudeVars, claudeEntry).under("projects", c.Scope)
 	},
 }
 

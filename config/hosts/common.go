@@ -30,11 +30,12 @@ func readServers(doc map[string]any, key string, c *Context, vars varStyle, one 
 	m := serverMap(doc, key, f, c)
 	for _, name := range sortedNames(m) {
 		r, ok := newEntry(name, m[name], vars, c)
-		if !ok {
-			f.Entries = append(f.Entries, Entry{Name: name, Problem: r.problem})
-			continue
+		e := Entry{Name: name, Problem: r.problem}
+		if ok {
+			e = r.entry(one(r))
 		}
-		f.Entries = append(f.Entries, r.entry(one(r)))
+		e.At = []string{key, name}
+		f.Entries = append(f.Entries, e)
 	}
 	return f
 }

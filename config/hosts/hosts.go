@@ -271,6 +271,21 @@ type Entry struct {
 	// Problem, when set, is why mcpx cannot use the entry (one sentence
 	// without the server's name); the entry still shadows lower ones.
 	Problem string
+	// At are the keys from the document's root to the entry
+	// (["mcpServers", NAME]); ProblemAt the key of the entry the Problem is
+	// about ("" for the entry as a whole). The config package turns them
+	// into FILE:LINE:COL.
+	At        []string
+	ProblemAt string
+}
+
+// under prefixes the place of every entry with the keys of the object the
+// reader was given (a Claude Code project, VS Code's "mcp" settings).
+func (f *File) under(keys ...string) *File {
+	for i := range f.Entries {
+		f.Entries[i].At = append(slices.Clone(keys), f.Entries[i].At...)
+	}
+	return f
 }
 
 // Transports.
@@ -281,14 +296,17 @@ const (
 )
 
 // entryReader reads one entry object, remembering which keys were used and
-// the first problem.
+// the first problem, with the key read last when it was found (a reader's
+// checks follow the read of the key they check).
 type entryReader struct {
-	name    string
-	m       map[string]any
-	used    map[string]bool
-	problem string
-	vars    varStyle
-	c       *Context
+	name      string
+	m         map[string]any
+	used      map[string]bool
+	problem   string
+	problemAt string
+	last      string
+	vars      varStyle
+	c         *Context
 }
 
 func newEntry(name string, v any, vars varStyle, c *Context) (*entryReader, bool) {
@@ -300,10 +318,18 @@ func newEntry(name string, v any, vars varStyle, c *Context) (*entryReader, bool
 	return r, ok
 }
 
+// fail records the first problem, about the key read last.
 func (r *entryReader) fail(format string, args ...any) {
 	if r.problem == "" {
 		r.problem = fmt.Sprintf(format, args...)
+		r.problemAt = r.last
 	}
+}
+
+// failEntry records the first problem, about the entry as a whole.
+func (r *entryReader) failEntry(format string, args ...any) {
+	r.last = ""
+	r.fail(format, args...)
 }
 
 func (r *entryReader) has(key string) bool {
@@ -314,6 +340,7 @@ func (r *entryReader) has(key string) bool {
 func (r *entryReader) raw(key string) (any, bool) {
 	v, ok := r.m[key]
 	r.used[key] = true
+	r.last = key
 	return v, ok && v != nil
 }
 
@@ -481,6 +508,7 @@ func (r *entryReader) entry(e Entry) Entry {
 	if r.m != nil {
 		e.Ignored = r.ignoredKeys()
 	}
+	r.last = "" // what follows is about the entry as a whole
 	if r.problem == "" && !e.Disabled {
 		switch {
 		case e.Command != "" && e.URL != "":
@@ -504,7 +532,7 @@ func (r *entryReader) entry(e Entry) Entry {
 			r.fail("has neither a command nor a URL mcpx can use")
 		}
 	}
-	e.Problem = r.problem
+	e.Problem, e.ProblemAt = r.problem, r.problemAt
 	return e
 }
 

@@ -21,16 +21,17 @@ var vscode = &Host{
 		return []string{filepath.Join(base, "mcp.json"), filepath.Join(base, "settings.json")}
 	},
 	read: func(doc map[string]any, c *Context) *File {
+		var at []string
 		if filepath.Base(c.Path) == "settings.json" {
 			if m, ok := doc["mcp"].(map[string]any); ok {
-				doc = m
-			} else if s, ok := doc["mcp.servers"]; ok {
-				doc = map[string]any{"servers": s}
+				doc, at = m, []string{"mcp"}
+			} else if _, ok := doc["mcp.servers"]; ok {
+				return readServers(doc, "mcp.servers", c, vscodeVars, standard)
 			} else {
 				return &File{}
 			}
 		}
-		f := readServers(doc, "servers", c, vscodeVars, standard)
+		f := readServers(doc, "servers", c, vscodeVars, standard).under(at...)
 		f.Inputs = inputsOf(doc["inputs"])
 		return f
 	},

@@ -47,7 +47,7 @@ var zed = &Host{
 				e.Disabled = true
 			}
 			if e.Command == "" && e.URL == "" && !e.Disabled {
-				r.fail("is provided by a Zed extension (no command); mcpx cannot run it")
+				r.failEntry("is provided by a Zed extension (no command); mcpx cannot run it")
 			}
 			return e
 		})

@@ -9,6 +9,7 @@ package api
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -74,6 +75,8 @@ type Error struct {
 	// Problems lists every violation of the input schema found
 	// (invalid_arguments), each "at /path: what".
 	Problems []string `json:"problems,omitempty"`
+	// Scope is what `mcpx login NS` asks for (insufficient_scope).
+	Scope string `json:"scope,omitempty"`
 }
 
 // Health is GET /v1/health.
@@ -99,10 +102,19 @@ type Namespace struct {
 	Sharing     string `json:"sharing"`
 	Scope       string `json:"scope"`
 	ServerHash  string `json:"serverHash"`
+	// Source is the config file that defines the server ("" for the
+	// built-in one).
+	Source string `json:"source,omitempty"`
 	// Tools is the number of tools in the cached snapshot (after filters).
 	Tools int `json:"tools"`
 	// Live is the number of running instances.
 	Live int `json:"live"`
+	// Replaced is how many of its instances were stopped as hung: they
+	// did not answer after a call was cut short (timeout or cancel).
+	Replaced int `json:"replaced"`
+	// ExitsAfterAnswer: the server was seen exiting right after an
+	// answer, so each call gets its own instance (as scope "call").
+	ExitsAfterAnswer bool `json:"exitsAfterAnswer"`
 	// State of the cached schema: "cached", "unread" (never fetched or no
 	// usable snapshot), "error" (last fetch failed; Error says why).
 	State     string     `json:"state"`
@@ -120,11 +132,35 @@ const (
 	StateUntrusted = "untrusted"
 	// StateInvalid: mcpx cannot use the entry as written; Error says why.
 	StateInvalid = "invalid"
+	// StateSkipped: the entry is mcpx itself (`mcpx serve`), which mcpx
+	// never serves; Error says which. It is never started.
+	StateSkipped = "skipped"
 )
 
 // NamespacesResponse is GET /v1/namespaces.
 type NamespacesResponse struct {
 	Namespaces []Namespace `json:"namespaces"`
+	// Unavailable are the config sources that could not be read or
+	// parsed (or belong to another user): their servers are missing.
+	Unavailable []UnavailableSource `json:"unavailableSources,omitempty"`
+}
+
+// UnavailableSource is a config file whose servers are not available.
+type UnavailableSource struct {
+	Path string `json:"path"`
+	Host string `json:"host"`
+	// Error says why, with FILE:LINE:COL for a file that does not parse.
+	Error string `json:"error"`
+}
+
+// Sentence is the source's problem as one line ending in "its servers
+// are not available", naming the file.
+func (u UnavailableSource) Sentence() string {
+	msg := strings.TrimSuffix(FirstLine(u.Error), ".")
+	if file, _, _ := strings.Cut(u.Path, "#"); !strings.Contains(msg, file) {
+		msg = u.Path + ": " + msg
+	}
+	return msg + "; its servers are not available"
 }
 
 // Tool is one tool. Definition is the tool object exactly as the server sent
@@ -145,10 +181,24 @@ type ToolsResponse struct {
 	Tools     []Tool    `json:"tools"`
 }
 
-// SearchHit is one search result.
+// SearchHit is one search result: the tool (without its definition), its
+// score, and why it ranked there.
 type SearchHit struct {
 	Tool
-	Score float64 `json:"score"`
+	Score float64       `json:"score"`
+	Why   []SearchMatch `json:"why,omitempty"`
+}
+
+// SearchMatch is one word of the query a hit matched: the word (or phrase)
+// as the query wrote it, lower-cased; the thesaurus entry or kind of value
+// it matched through, when not the word itself ("ticket" via "issue",
+// "notes.md" via "file"); and the fields of the tool that have it: "name",
+// "title", "description", "parameter", "parameter description", "enum
+// value", "server instructions".
+type SearchMatch struct {
+	Word   string   `json:"word"`
+	Via    string   `json:"via,omitempty"`
+	Fields []string `json:"fields"`
 }
 
 // SearchResponse is GET /v1/search?q=WORDS[&ns=NS][&limit=N]: at most
@@ -200,6 +250,10 @@ type CallRequest struct {
 	// CallResponse.Task set and no result; the daemon keeps following it.
 	Task   bool `json:"task,omitempty"`
 	Detach bool `json:"detach,omitempty"`
+	// Elicit says who answers the server's elicitations: ElicitAsk (the
+	// caller, through the stream: needs Stream), ElicitDefaults, or
+	// ElicitDecline ("" is ElicitDecline). See elicit.go.
+	Elicit string `json:"elicit,omitempty"`
 }
 
 // ArgPair is one key=value (JSON false) or key:=JSON (JSON true) argument
@@ -218,6 +272,7 @@ const ContentTypeNDJSON = "application/x-ndjson"
 // set.
 type StreamFrame struct {
 	Progress *Progress     `json:"progress,omitempty"`
+	Elicit   *Elicitation  `json:"elicit,omitempty"`
 	Log      *LogMessage   `json:"log,omitempty"`
 	Status   *CallStatus   `json:"status,omitempty"`
 	Result   *CallResponse `json:"result,omitempty"`
@@ -293,6 +348,13 @@ type RestartRequest struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
+// ShutdownRequest is POST /v1/shutdown. Binary, when set, is the build
+// (HeaderBinary) the client wants replaced: a daemon of another build (the
+// one that already replaced it) answers without stopping.
+type ShutdownRequest struct {
+	Binary string `json:"binary,omitempty"`
+}
+
 // RestartResponse counts the instances stopped.
 type RestartResponse struct {
 	Stopped int `json:"stopped"`
@@ -356,7 +418,18 @@ type KeyRecord struct {
 	// the shell's XDG variables uses the same directories.
 	StateDir string `json:"stateDir,omitempty"`
 	CacheDir string `json:"cacheDir,omitempty"`
+	// TokenStore is the client's EnvTokenStore, in the runtime copy when
+	// set: the daemon uses it instead of its own environment's, which
+	// under launchd or systemd is not the shell's.
+	TokenStore string `json:"tokenStore,omitempty"`
 }
+
+// EnvTokenStore picks where the daemon keeps OAuth tokens: "auto" (the
+// default), "keyring" or "file".
+const EnvTokenStore = "MCPX_TOKEN_STORE"
+
+// TokenStores are the values EnvTokenStore accepts ("" is auto).
+var TokenStores = []string{"", "auto", "keyring", "file"}
 
 // Headers.
 const (

@@ -14,6 +14,13 @@ const (
 // it has no token, or refreshing its token failed.
 const CodeLoginRequired = "login_required"
 
+// CodeInsufficientScope (403) is a remote server that refused a request
+// for want of an OAuth scope (403 insufficient_scope): `mcpx login NS`
+// asks for Error.Scope, the scopes held and those the server challenged.
+// Error.Scope is empty when another login would not help (the login holds
+// them, or the authorization server did not grant them when last asked).
+const CodeInsufficientScope = "insufficient_scope"
+
 // CodeLoginFailed (502) is a login that could not be started or did not
 // complete (discovery, registration, the code exchange, a timeout).
 const CodeLoginFailed = "login_failed"
@@ -56,6 +63,10 @@ type AuthStatus struct {
 	ExpiresAt   *time.Time `json:"expiresAt,omitempty"`
 	ObtainedAt  *time.Time `json:"obtainedAt,omitempty"`
 	Refreshable bool       `json:"refreshable"`
+	// NeedsScope is what the next `mcpx login NS` asks for after the
+	// server refused a request for want of scope (absent: nothing
+	// pending).
+	NeedsScope string `json:"needsScope,omitempty"`
 	// Error says why the login state could not be read (an unsafe token
 	// file, a variable that is not set).
 	Error string `json:"error,omitempty"`

@@ -9,7 +9,12 @@ package api
 // the same code path as a systemd-activated one. A pipe on fd 4
 // (EnvReadyFD=4) carries "READY=1\n" once the daemon serves, so the client
 // can tell a daemon that died or hung at start from one that is slow.
+//
+// A daemon handing its socket to a newer build (daemon/handoff.go) starts
+// it the same way, adding EnvListenManager (systemd or direct): the
+// manager the successor then runs under.
 const (
 	EnvListenInherited = "MCPX_LISTEN_INHERITED"
 	EnvReadyFD         = "MCPX_READY_FD"
+	EnvListenManager   = "MCPX_LISTEN_MANAGER"
 )

@@ -51,6 +51,8 @@ type ReadRequest struct {
 	URI       string `json:"uri"`
 	Session   string `json:"session,omitempty"`
 	Cwd       string `json:"cwd,omitempty"`
+	// Elicit is ElicitDefaults or ElicitDecline ("").
+	Elicit string `json:"elicit,omitempty"`
 }
 
 // ReadResponse is the ReadResourceResult as the server sent it, except
@@ -91,6 +93,8 @@ type PromptRequest struct {
 	Arguments map[string]string `json:"arguments,omitempty"`
 	Session   string            `json:"session,omitempty"`
 	Cwd       string            `json:"cwd,omitempty"`
+	// Elicit is ElicitDefaults or ElicitDecline ("").
+	Elicit string `json:"elicit,omitempty"`
 }
 
 // PromptResponse is the GetPromptResult as the server sent it.

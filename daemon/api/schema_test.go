@@ -88,6 +88,7 @@ func TestKeyRecordSchema(t *testing.T) {
 	for _, rec := range []KeyRecord{
 		{DaemonKey: "0123456789ab", Configs: []string{"/a/.mcpx.json", "/home/u/.config/mcpx/config.json"}, CreatedAt: time.Now().UTC()},
 		{DaemonKey: "builtin", Configs: []string{}, CreatedAt: time.Now()},
+		{DaemonKey: "builtin", Configs: []string{}, CreatedAt: time.Now(), StateDir: "/s", CacheDir: "/c", TokenStore: "file"},
 	} {
 		if err := WriteJSONAtomic(p, rec, 0o600); err != nil {
 			t.Fatal(err)

@@ -84,3 +84,39 @@ func isExecutable(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
+
+// Stable returns the path a launchd agent should name to run resolved (the
+// symlink-resolved mcpxd): the unresolved path that leads to it, beside the
+// running mcpx as it was invoked or on PATH, when there is one; else
+// resolved. Package managers install into a versioned directory that an
+// upgrade deletes (Homebrew: /opt/homebrew/Cellar/mcpx/1.2.3/bin/mcpxd)
+// and link it from a stable one (/opt/homebrew/bin/mcpxd); an agent that
+// names the link runs the new build after an upgrade, one that names the
+// Cellar path runs nothing.
+func Stable(resolved string) string {
+	var candidates []string
+	if exe, err := os.Executable(); err == nil {
+		candidates = append(candidates, Beside(exe))
+	}
+	if p, err := exec.LookPath(Name); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			candidates = append(candidates, abs)
+		}
+	}
+	return stableAmong(resolved, candidates)
+}
+
+// stableAmong returns the first absolute candidate that is not resolved
+// itself but resolves to it, else resolved.
+func stableAmong(resolved string, candidates []string) string {
+	for _, c := range candidates {
+		c = filepath.Clean(c)
+		if c == resolved || !filepath.IsAbs(c) {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(c); err == nil && real == resolved {
+			return c
+		}
+	}
+	return resolved
+}

@@ -12,17 +12,18 @@ import (
 // the process that wrote the file has died, the kernel may give its pid to
 // an unrelated process. Is and Signal prove identity before trusting a pid.
 
-// StartTime returns pid's start time in clock ticks after boot (field 22 of
-// /proc/<pid>/stat), or 0 where it cannot be read (no /proc, no process).
-// A pid and its start time together name one process for the life of the
-// system: a reused pid has a later start time.
+// StartTime returns pid's start time, or 0 where it cannot be read (no
+// such process): on Linux in clock ticks after boot (field 22 of
+// /proc/<pid>/stat), on macOS in microseconds since the epoch (sysctl
+// kern.proc.pid). A pid and its start time together name one process for
+// the life of the system: a reused pid has a later start time.
 func StartTime(pid int) uint64 {
 	if pid <= 0 {
 		return 0
 	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0
+		return startTimeOS(pid)
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {

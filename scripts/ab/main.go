@@ -3,7 +3,7 @@
 // load on a shared machine hits both alike. It is how the A/B figures in
 // docs/performance.md were taken.
 //
-//	go run ./scripts/ab [-n 1000] [-daemon same|each] [-request JSON] REV_A REV_B [-- MCPX ARGS...]
+//	go run ./scripts/ab [-n 1000] [-daemon same|each] [-request JSON] [-config JSON] REV_A REV_B [-- MCPX ARGS...]
 //
 // A revision is anything git names (HEAD~1, a branch), or "." for the
 // working tree as it is. Both are built the way the README builds them
@@ -13,7 +13,13 @@
 // so only the CLI differs; -daemon each gives each build its own daemon.
 // -request times the daemons alone instead: each round sends the JSON body
 // as POST /v1/call on a new connection to each build's daemon (-daemon
-// each is implied), the way every mcpx command connects.
+// each is implied), the way every mcpx command connects. -config gives
+// each HOME a user config instead of the built-in one ({fixture} in it is
+// the test fixture server) and reads its servers once before timing:
+//
+//	go run ./scripts/ab -daemon each -n 300 \
+//	  -config '{"mcpServers": {"big": {"command": "{fixture}", "env": {"FIXTURE_EXTRA_TOOLS": "10000"}}}}' \
+//	  main . -- search tool_0042
 package main
 
 import (
@@ -36,8 +42,9 @@ func main() {
 	n := flag.Int("n", 1000, "rounds")
 	daemon := flag.String("daemon", "same", "`same`: one daemon (REV_A's) for both CLIs; each: a daemon per build")
 	request := flag.String("request", "", "time POST /v1/call with this `JSON` body on each build's daemon instead of a command")
+	config := flag.String("config", "", "the user config (`JSON`) of each build's HOME instead of the built-in one; {fixture} in it is the test fixture server, built from the working tree")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/ab [-n N] [-daemon same|each] REV_A REV_B [-- MCPX ARGS...]")
+		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/ab [-n N] [-daemon same|each] [-config JSON] REV_A REV_B [-- MCPX ARGS...]")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -52,7 +59,7 @@ func main() {
 		}
 		args = rest
 	}
-	if err := run(flag.Arg(0), flag.Arg(1), args, *n, *daemon == "each" || *request != "", *request); err != nil {
+	if err := run(flag.Arg(0), flag.Arg(1), args, *n, *daemon == "each" || *request != "", *request, *config); err != nil {
 		fmt.Fprintln(os.Stderr, "ab:", err)
 		os.Exit(1)
 	}
@@ -66,7 +73,7 @@ type build struct {
 	socket         string // its daemon's, with -request
 }
 
-func run(revA, revB string, args []string, n int, ownDaemons bool, request string) error {
+func run(revA, revB string, args []string, n int, ownDaemons bool, request, config string) error {
 	tmp, err := os.MkdirTemp("", "mcpx-ab-")
 	if err != nil {
 		return err
@@ -85,11 +92,36 @@ func run(revA, revB string, args []string, n int, ownDaemons bool, request strin
 			return err
 		}
 	}
+	if config != "" {
+		// e.g. {"mcpServers": {"big": {"command": "{fixture}", "env": {"FIXTURE_EXTRA_TOOLS": "10000"}}}}
+		fixture := filepath.Join(tmp, "mcpx-fixture")
+		mk := exec.Command("go", "build", "-o", fixture, "./internal/fixture/cmd/mcpx-fixture")
+		mk.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := mk.CombinedOutput(); err != nil {
+			return fmt.Errorf("build the fixture: %v\n%s", err, out)
+		}
+		for _, x := range []*build{a, b} {
+			dir := filepath.Join(x.home, ".config", "mcpx")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(strings.ReplaceAll(config, "{fixture}", fixture)), 0o600); err != nil {
+				return err
+			}
+		}
+	}
 	defer func() {
 		for _, x := range []*build{a, b} {
 			_, _ = x.exec("stop")
 		}
 	}()
+	if config != "" {
+		for _, x := range []*build{a, b} {
+			if _, err := x.exec("refresh"); err != nil {
+				return err
+			}
+		}
+	}
 	// A's first command starts the daemon both use (-daemon same).
 	for _, x := range []*build{a, b} {
 		for range 20 {
@@ -214,7 +246,9 @@ func (x *build) post(body string) (time.Duration, error) {
 
 // env is the environment this build's commands run in.
 func (x *build) env() []string {
-	return append(os.Environ(), "HOME="+x.home, "XDG_RUNTIME_DIR="+filepath.Join(x.home, "run"), "MCPX_SERVICE=direct")
+	return append(os.Environ(), "HOME="+x.home, "XDG_RUNTIME_DIR="+filepath.Join(x.home, "run"), "MCPX_SERVICE=direct",
+		"XDG_CONFIG_HOME="+filepath.Join(x.home, ".config"), "XDG_STATE_HOME="+filepath.Join(x.home, ".local", "state"),
+		"XDG_CACHE_HOME="+filepath.Join(x.home, ".cache"))
 }
 
 func median(ds []time.Duration) time.Duration {

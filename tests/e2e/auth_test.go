@@ -379,3 +379,146 @@ func TestOAuthLoginPrintsURL(t *testing.T) {
 		})
 	}
 }
+
+// TestOAuthListAfterLogin: a server listed before its login shows "needs
+// a login"; right after `mcpx login` prints "logged in", `mcpx ls NS`
+// shows its tools, never the error recorded before the login. Repeated:
+// the stale error was a race with the daemon's background refetch.
+func TestOAuthListAfterLogin(t *testing.T) {
+	e := NewEnv(t)
+	fx := startOAuthFixture(t)
+	e.WriteFile(filepath.Join(e.Home, ".config", "mcpx", "config.json"), fmt.Sprintf(`{"mcpServers": {"remote": {"url": %s}}}`, jsonString(fx.URL)))
+	browser := e.WriteFile("browser.sh", "#!/bin/sh\nexec curl -sS -L -o /dev/null \"$1\"\n")
+	if err := os.Chmod(browser, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.Set("BROWSER", browser)
+	for i := range 5 {
+		r := e.Mcpx("--json", "refresh", "remote")
+		var refreshed api.RefreshResponse
+		if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &refreshed) != nil || len(refreshed.Namespaces) != 1 ||
+			refreshed.Namespaces[0].State != api.StateError {
+			t.Fatalf("round %d: refresh before login: want state error\n%s", i, r)
+		}
+		if r := e.Mcpx("login", "remote"); r.Code != 0 || !strings.Contains(r.Stdout, "logged in to remote") {
+			t.Fatalf("round %d: login:\n%s", i, r)
+		}
+		r = e.Mcpx("--json", "ls", "remote")
+		var tools api.ToolsResponse
+		if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &tools) != nil {
+			t.Fatalf("round %d: ls after login:\n%s", i, r)
+		}
+		if tools.Namespace.State != api.StateCached || len(tools.Tools) == 0 {
+			t.Fatalf("round %d: ls right after login: state %q (%s), %d tools; want its tools", i, tools.Namespace.State, tools.Namespace.Error, len(tools.Tools))
+		}
+		e.MustOK("logout", "remote")
+	}
+}
+
+// authorizeScopes is what each authorization request of the fixture asked
+// for.
+func (f *oauthFixture) authorizeScopes(t *testing.T) []string {
+	t.Helper()
+	resp, err := http.Get(f.base + "/fixture/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var s struct {
+		AuthorizeScopes []string `json:"authorizeScopes"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s.AuthorizeScopes
+}
+
+// TestOAuthStepUp: the OAuth fixture answers add_note 403
+// insufficient_scope (mcp:write) to a login holding mcp. With a browser,
+// `mcpx call` logs in again asking for both scopes and makes the call
+// once more; without one, the call fails with exit 3 naming the `mcpx
+// login` that asks for them, and that login does. A scope the server never
+// grants (delete_note's mcp:admin) costs one login, then no more.
+func TestOAuthStepUp(t *testing.T) {
+	e := NewEnv(t)
+	fx := startOAuthFixture(t)
+	e.WriteFile(filepath.Join(e.Home, ".config", "mcpx", "config.json"), fmt.Sprintf(`{"mcpServers": {"remote": {"url": %s}}}`, jsonString(fx.URL)))
+	browser := e.WriteFile("browser.sh", "#!/bin/sh\nexec curl -sS -L -o /dev/null \"$1\"\n")
+	if err := os.Chmod(browser, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.Set("BROWSER", browser)
+	authState := func() api.AuthStatus {
+		t.Helper()
+		var a api.AuthResponse
+		e.JSON(&a, "auth")
+		if len(a.Servers) != 1 {
+			t.Fatalf("auth: %+v", a)
+		}
+		return a.Servers[0]
+	}
+	asked := func(want ...string) {
+		t.Helper()
+		if got := fx.authorizeScopes(t); strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("authorization requests asked for %q, want %q", got, want)
+		}
+	}
+
+	e.MustOK("login", "remote")
+	asked("mcp")
+
+	// With a browser: the call steps up and goes through.
+	r := e.Mcpx("call", "remote.add_note", "name=n", "text=noted")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "asking for mcp mcp:write") || !strings.Contains(r.Stderr, "logged in to remote") {
+		t.Fatalf("call needing a step-up, with a browser:\n%s", r)
+	}
+	asked("mcp", "mcp mcp:write")
+	if st := authState(); st.Scope != "mcp mcp:write" || st.NeedsScope != "" {
+		t.Fatalf("auth after the step-up: %+v", st)
+	}
+	if r := e.MustOK("call", "remote.get_note", "name=n"); r.Stdout != "noted" {
+		t.Fatalf("get_note: %q", r.Stdout)
+	}
+
+	// A scope the authorization server never grants: one step-up, one
+	// retry, then the error; the next call does not try again.
+	r = e.Mcpx("--json", "call", "remote.delete_note", "name=n", "--yes")
+	if r.Code != 3 || !strings.Contains(r.Stdout, `"insufficient_scope"`) {
+		t.Fatalf("call needing a scope never granted:\n%s", r)
+	}
+	asked("mcp", "mcp mcp:write", "mcp mcp:write mcp:admin")
+	r = e.Mcpx("call", "remote.delete_note", "name=n", "--yes")
+	if r.Code != 3 || !strings.Contains(r.Stderr, "did not grant") || strings.Contains(r.Stderr, "mcpx login") {
+		t.Fatalf("call needing a scope refused at the last login:\n%s", r)
+	}
+	asked("mcp", "mcp mcp:write", "mcp mcp:write mcp:admin")
+
+	// Without a browser: the error names the login, which asks for the
+	// scopes.
+	e.MustOK("logout", "remote")
+	e.MustOK("login", "remote")
+	e.Set("BROWSER", "")
+	r = e.Mcpx("call", "remote.add_note", "name=m", "text=x")
+	if r.Code != 3 || !strings.Contains(r.Stderr, "Run `mcpx login remote`, which asks for the scope mcp mcp:write.") {
+		t.Fatalf("call needing a step-up, without a browser:\n%s", r)
+	}
+	r = e.Mcpx("--json", "call", "remote.add_note", "name=m", "text=x")
+	var doc struct {
+		Error struct {
+			Code  string `json:"code"`
+			Exit  int    `json:"exit"`
+			Scope string `json:"scope"`
+		} `json:"error"`
+	}
+	if r.Code != 3 || json.Unmarshal([]byte(r.Stdout), &doc) != nil || doc.Error.Code != "insufficient_scope" || doc.Error.Scope != "mcp mcp:write" {
+		t.Fatalf("--json call needing a step-up, without a browser:\n%s", r)
+	}
+	if st := authState(); st.NeedsScope != "mcp mcp:write" {
+		t.Fatalf("auth with a step-up pending: %+v", st)
+	}
+	e.Set("BROWSER", browser)
+	e.MustOK("login", "remote")
+	asked("mcp", "mcp mcp:write", "mcp mcp:write mcp:admin", "mcp", "mcp mcp:write")
+	e.Set("BROWSER", "")
+	e.MustOK("call", "remote.add_note", "name=m", "text=x")
+}

@@ -66,7 +66,8 @@ func TestUntrustedProjectNeverRuns(t *testing.T) {
 	}
 }
 
-// A file writable by others, or owned by another user, is never trusted.
+// A file writable by others, or owned by another user, is never trusted;
+// another user's file is not even read.
 func TestUntrustableFiles(t *testing.T) {
 	e := NewEnv(t)
 	cfg := e.WriteUntrusted(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {"fx": {"command": %s}}}`, jsonString(fixtureBin)))
@@ -89,13 +90,14 @@ func TestUntrustableFiles(t *testing.T) {
 	if r := e.Mcpx("trust", cfg); r.Code != 4 || !strings.Contains(r.Stderr, "owned by uid 65534") {
 		t.Fatalf("trust of a foreign file: %s", r)
 	}
-	// Even the trust recorded before the chown no longer holds.
+	// Even the trust recorded before the chown no longer holds: another
+	// user's file is not read at all, and ls and call name it.
 	var ns api.NamespacesResponse
 	e.JSON(&ns, "ls")
-	if len(ns.Namespaces) != 1 || ns.Namespaces[0].State != api.StateUntrusted || !strings.Contains(ns.Namespaces[0].Error, "65534") {
+	if len(ns.Namespaces) != 0 || len(ns.Unavailable) != 1 || ns.Unavailable[0].Path != cfg || !strings.Contains(ns.Unavailable[0].Error, "owned by uid 65534") {
 		t.Fatalf("ls of a foreign-owned project file: %+v", ns)
 	}
-	if r := e.Mcpx("call", "fx.echo", "text=x"); r.Code != 4 {
+	if r := e.Mcpx("call", "fx.echo", "text=x"); r.Code != 2 || !strings.Contains(r.Stderr, cfg+" is owned by uid 65534") {
 		t.Fatalf("foreign-owned file's server called: %s", r)
 	}
 }

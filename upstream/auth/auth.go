@@ -7,6 +7,13 @@
 // loopback redirect on an ephemeral port, the device grant (RFC 8628),
 // refresh, and revocation (RFC 7009).
 //
+// A 403 with an insufficient_scope challenge becomes an
+// *InsufficientScopeError, and the next login asks for the challenged
+// scopes with those held (step-up); a protected resource whose
+// authorization server changed has its login forgotten (SEP-2352). Servers
+// on the 2025-03-26 authorization spec (no protected resource metadata)
+// are logged into through their origin's metadata or default endpoints.
+//
 // Tokens are kept per serverHash in a Store and are never written to an
 // error, a log line or any other file. A Manager hands each HTTP connection
 // an http.RoundTripper that adds the server's access token, refreshes it
@@ -117,6 +124,9 @@ type Info struct {
 	ExpiresAt  time.Time         `json:"expiresAt,omitzero"`
 	ObtainedAt time.Time         `json:"obtainedAt"`
 	Refresh    bool              `json:"refreshable"`
+	// NeedsScope is what the next login asks for after the server
+	// refused a request for want of scope ("" when nothing is pending).
+	NeedsScope string `json:"needsScope,omitempty"`
 }
 
 func infoOf(r *Record) *Info {
@@ -135,7 +145,9 @@ func (m *Manager) Status(s Server) (*Info, error) {
 	if src.rec == nil {
 		return nil, nil
 	}
-	return infoOf(src.rec), nil
+	info := infoOf(src.rec)
+	info.NeedsScope = src.stepUp
+	return info, nil
 }
 
 // Logout revokes s's tokens where the authorization server offers

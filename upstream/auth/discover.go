@@ -34,6 +34,9 @@ type serverMetadata struct {
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
 	GrantTypesSupported               []string `json:"grant_types_supported"`
 	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported"`
+	// IssParameterSupported: the authorization server puts iss in every
+	// authorization response (RFC 9207 §3), so one without it is refused.
+	IssParameterSupported bool `json:"authorization_response_iss_parameter_supported"`
 }
 
 // discovery is what the MCP authorization spec's discovery found for one
@@ -42,6 +45,9 @@ type discovery struct {
 	resource string // the canonical resource URI (RFC 8707)
 	scope    string // from the 401 challenge or the resource metadata
 	as       serverMetadata
+	// legacy: the server is on the 2025-03-26 authorization spec (no
+	// protected resource metadata; legacyDiscover).
+	legacy bool
 }
 
 // challenge is a parsed WWW-Authenticate: Bearer challenge.
@@ -50,6 +56,18 @@ type challenge struct {
 	resourceMetadata string
 	scope            string
 	err              string
+}
+
+// or is c with what it lacks taken from d.
+func (c challenge) or(d challenge) challenge {
+	c.bearer = c.bearer || d.bearer
+	if c.resourceMetadata == "" {
+		c.resourceMetadata = d.resourceMetadata
+	}
+	if c.scope == "" {
+		c.scope = d.scope
+	}
+	return c
 }
 
 // parseChallenge reads the Bearer challenge of WWW-Authenticate values
@@ -148,9 +166,12 @@ func (m *Manager) getJSON(ctx context.Context, u string, v any) error {
 const protocolVersion = "2025-06-18"
 
 // discover runs the MCP authorization spec's discovery for the server at
-// serverURL: an unauthenticated request for its 401 challenge, the
-// protected resource metadata it names (or the well-known locations), then
-// the metadata of its first authorization server.
+// serverURL: an unauthenticated request for its 401 challenge (or the last
+// challenge a request met, when this one meets none), the protected
+// resource metadata it names (or the well-known locations), then the
+// metadata of its first authorization server. A server that publishes no
+// protected resource metadata is on the 2025-03-26 authorization spec
+// (legacyDiscover).
 func (m *Manager) discover(ctx context.Context, s Server) (*discovery, error) {
 	su, err := url.Parse(s.URL)
 	if err != nil || su.Host == "" {
@@ -160,11 +181,44 @@ func (m *Manager) discover(ctx context.Context, s Server) (*discovery, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &discovery{scope: ch.scope}
+	if _, _, last, err := m.source(s).loginState(); err == nil && last.bearer {
+		ch = ch.or(last)
+	}
+	prm, found, err := m.resourceMetadata(ctx, su, ch)
+	if err != nil {
+		return nil, err
+	}
+	if !found && !ch.bearer {
+		return nil, errNoLogin
+	}
+	if !found {
+		return m.legacyDiscover(ctx, su, ch)
+	}
+	d := &discovery{scope: ch.scope, resource: canonicalResource(su)}
+	if prm.Resource != "" {
+		if !sameOrigin(prm.Resource, s.URL) {
+			return nil, fmt.Errorf("protected resource metadata names resource %s, which is not on the server's origin %s", prm.Resource, su.Scheme+"://"+su.Host)
+		}
+		d.resource = prm.Resource
+	}
+	if len(prm.AuthorizationServers) == 0 {
+		return nil, fmt.Errorf("protected resource metadata names no authorization server")
+	}
+	if d.scope == "" && len(prm.ScopesSupported) > 0 {
+		d.scope = strings.Join(prm.ScopesSupported, " ")
+	}
+	as, err := m.serverMetadata(ctx, prm.AuthorizationServers[0])
+	if err != nil {
+		return nil, err
+	}
+	d.as = *as
+	return d, nil
+}
 
-	// RFC 9728: the URL from the challenge, else the well-known URL with
-	// the resource's path, else at the root.
-	var prm resourceMetadata
+// resourceMetadata reads the server's protected resource metadata (RFC
+// 9728): at the URL of the challenge, else at the well-known URL with the
+// resource's path, else at the root. found is false when none has one.
+func (m *Manager) resourceMetadata(ctx context.Context, su *url.URL, ch challenge) (prm resourceMetadata, found bool, err error) {
 	var candidates []string
 	if ch.resourceMetadata != "" {
 		candidates = append(candidates, ch.resourceMetadata)
@@ -174,42 +228,67 @@ func (m *Manager) discover(ctx context.Context, s Server) (*discovery, error) {
 		candidates = append(candidates, origin+"/.well-known/oauth-protected-resource"+p)
 	}
 	candidates = append(candidates, origin+"/.well-known/oauth-protected-resource")
-	var prmErr error
-	found := false
 	for _, c := range candidates {
-		if prmErr = m.getJSON(ctx, c, &prm); prmErr == nil {
-			found = true
-			break
+		err := m.getJSON(ctx, c, &prm)
+		if err == nil {
+			return prm, true, nil
 		}
-		if ch.resourceMetadata != "" && c == ch.resourceMetadata && !errors.Is(prmErr, errNotFound) {
-			return nil, fmt.Errorf("read protected resource metadata: %w", prmErr)
-		}
-	}
-	if !found && !ch.bearer {
-		return nil, errNoLogin
-	}
-	issuer := origin // servers before RFC 9728: the MCP server's origin is the authorization server
-	d.resource = canonicalResource(su)
-	if found {
-		if prm.Resource != "" {
-			if !sameOrigin(prm.Resource, s.URL) {
-				return nil, fmt.Errorf("protected resource metadata names resource %s, which is not on the server's origin %s", prm.Resource, origin)
-			}
-			d.resource = prm.Resource
-		}
-		if len(prm.AuthorizationServers) == 0 {
-			return nil, fmt.Errorf("protected resource metadata names no authorization server")
-		}
-		issuer = prm.AuthorizationServers[0]
-		if d.scope == "" && len(prm.ScopesSupported) > 0 {
-			d.scope = strings.Join(prm.ScopesSupported, " ")
+		if ch.resourceMetadata != "" && c == ch.resourceMetadata && !errors.Is(err, errNotFound) {
+			return prm, false, fmt.Errorf("read protected resource metadata: %w", err)
 		}
 	}
-	as, err := m.serverMetadata(ctx, issuer)
-	if err != nil {
+	return prm, false, nil
+}
+
+// authorizationServers are the issuers the server's protected resource
+// metadata names now (none when it publishes no such metadata).
+func (m *Manager) authorizationServers(ctx context.Context, s Server, ch challenge) ([]string, error) {
+	su, err := url.Parse(s.URL)
+	if err != nil || su.Host == "" {
+		return nil, fmt.Errorf("server URL is not absolute")
+	}
+	prm, found, err := m.resourceMetadata(ctx, su, ch)
+	if err != nil || !found {
 		return nil, err
 	}
-	d.as = *as
+	return prm.AuthorizationServers, nil
+}
+
+// legacyDiscover is discovery for a server on the 2025-03-26 authorization
+// spec, which has no protected resource metadata: the authorization server
+// is at the MCP server's origin (its "authorization base URL"), its
+// metadata at /.well-known/oauth-authorization-server there (or OpenID
+// discovery), and without metadata it has the default endpoints
+// /authorize, /token and /register. The issuer such metadata names is
+// accepted when it is on that origin (the spec derives the metadata URL
+// from the server, not from an issuer, so RFC 8414's identity check does
+// not apply; a document naming another origin is still refused).
+func (m *Manager) legacyDiscover(ctx context.Context, su *url.URL, ch challenge) (*discovery, error) {
+	origin := su.Scheme + "://" + su.Host
+	if su.Scheme != "https" && !(su.Scheme == "http" && isLoopbackHost(su.Hostname())) {
+		return nil, fmt.Errorf("the server publishes no protected resource metadata and is not an https URL, so its origin cannot be its authorization server")
+	}
+	d := &discovery{scope: ch.scope, resource: canonicalResource(su), legacy: true}
+	for _, u := range []string{origin + "/.well-known/oauth-authorization-server", origin + "/.well-known/openid-configuration"} {
+		var md serverMetadata
+		err := m.getJSON(ctx, u, &md)
+		if errors.Is(err, errNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read authorization server metadata: %w", err)
+		}
+		if md.Issuer == "" || !sameOrigin(md.Issuer, origin) {
+			return nil, fmt.Errorf("authorization server metadata at %s names issuer %q, which is not on the server's origin %s", u, md.Issuer, origin)
+		}
+		if err := md.check(u); err != nil {
+			return nil, err
+		}
+		d.as = md
+		return d, nil
+	}
+	d.as = serverMetadata{Issuer: origin, AuthorizationEndpoint: origin + "/authorize",
+		TokenEndpoint: origin + "/token", RegistrationEndpoint: origin + "/register"}
 	return d, nil
 }
 
@@ -267,19 +346,36 @@ func (m *Manager) serverMetadata(ctx context.Context, issuer string) (*serverMet
 			}
 			return nil, fmt.Errorf("read authorization server metadata: %w", err)
 		}
-		if strings.TrimSuffix(md.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
+		if !sameIssuer(md.Issuer, issuer) {
 			return nil, fmt.Errorf("authorization server metadata at %s names issuer %q, not %q", u, md.Issuer, issuer)
 		}
-		if md.AuthorizationEndpoint == "" || md.TokenEndpoint == "" {
-			return nil, fmt.Errorf("authorization server metadata at %s lacks the authorization or token endpoint", u)
-		}
-		// The MCP spec: without S256 in the metadata, refuse to proceed.
-		if !slices.Contains(md.CodeChallengeMethodsSupported, "S256") {
-			return nil, fmt.Errorf("authorization server %s does not offer PKCE with S256", issuer)
+		if err := md.check(u); err != nil {
+			return nil, err
 		}
 		return &md, nil
 	}
 	return nil, fmt.Errorf("find the metadata of authorization server %s: %w", issuer, last)
+}
+
+// check refuses metadata (read at u) that mcpx cannot log in with.
+func (md *serverMetadata) check(u string) error {
+	if md.AuthorizationEndpoint == "" || md.TokenEndpoint == "" {
+		return fmt.Errorf("authorization server metadata at %s lacks the authorization or token endpoint", u)
+	}
+	// The MCP spec: without S256 in the metadata, refuse to proceed.
+	if !slices.Contains(md.CodeChallengeMethodsSupported, "S256") {
+		return fmt.Errorf("authorization server %s does not offer PKCE with S256", md.Issuer)
+	}
+	return nil
+}
+
+// sameIssuer compares the issuer identifier a protected resource names
+// with the one an authorization server's metadata states: identical, but
+// for a terminating "/", which RFC 8414 §3.1 removes when it builds the
+// metadata URL (so both forms reach the same document). The iss of an
+// authorization response is compared exactly instead (RFC 9207 §2.4).
+func sameIssuer(a, b string) bool {
+	return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/")
 }
 
 // canonicalResource is the server URL as a resource indicator: no

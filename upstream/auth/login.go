@@ -52,6 +52,9 @@ func (m *Manager) BeginLogin(ctx context.Context, s Server, device bool) (*Pendi
 	if err != nil {
 		return nil, fmt.Errorf("discover how to log in to %s: %w", s.Name, err)
 	}
+	if d.legacy {
+		m.logf("auth: %s publishes no protected resource metadata: logging in as the 2025-03-26 spec says, with authorization server %s", s.Name, d.as.Issuer)
+	}
 	if device && d.as.DeviceAuthorizationEndpoint == "" {
 		return nil, fmt.Errorf("authorization server %s does not offer the device authorization grant; log in without --device (add --no-browser to get the URL to open elsewhere)", d.as.Issuer)
 	}
@@ -78,10 +81,7 @@ func (m *Manager) BeginLogin(ctx context.Context, s Server, device bool) (*Pendi
 	if s.Auth == nil || s.Auth.ClientID != c.id {
 		rec.ClientSecret = c.secret // issued by registration: needed to refresh
 	}
-	scope := d.scope
-	if s.Auth != nil && len(s.Auth.Scopes) > 0 {
-		scope = strings.Join(s.Auth.Scopes, " ")
-	}
+	scope := m.loginScope(s, d)
 	rec.Scope = scope
 
 	p := &pending{done: make(chan struct{})}
@@ -104,7 +104,7 @@ func (m *Manager) BeginLogin(ctx context.Context, s Server, device bool) (*Pendi
 		if err := m.store.Save(rec); err != nil {
 			return nil, err
 		}
-		m.source(s).set(rec)
+		m.source(s).set(rec, scope)
 		m.logf("auth: logged in to %s (issuer %s, scope %q)", s.Name, rec.Issuer, rec.Scope)
 		return infoOf(rec), nil
 	}
@@ -139,7 +139,7 @@ func (m *Manager) BeginLogin(ctx context.Context, s Server, device bool) (*Pendi
 		}
 		au.RawQuery = q.Encode()
 		p.URL = au.String()
-		m.serveRedirect(p, ln, rec, c, state, verifier, redirect, done)
+		m.serveRedirect(p, ln, rec, c, d.as.IssParameterSupported, state, verifier, redirect, done)
 	}
 	timer := time.AfterFunc(loginTimeout, func() {
 		p.finish(nil, fmt.Errorf("login to %s: nobody approved it within %s", s.Name, loginTimeout))
@@ -157,7 +157,7 @@ func (m *Manager) BeginLogin(ctx context.Context, s Server, device bool) (*Pendi
 
 // serveRedirect receives the authorization response on ln (one good
 // redirect ends it), exchanges the code and finishes p.
-func (m *Manager) serveRedirect(p *pending, ln net.Listener, rec *Record, c client, state, verifier, redirect string, done func(*Record) (*Info, error)) {
+func (m *Manager) serveRedirect(p *pending, ln net.Listener, rec *Record, c client, issRequired bool, state, verifier, redirect string, done func(*Record) (*Info, error)) {
 	mux := http.NewServeMux()
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	mux.HandleFunc("/callback", func(w http.ResponseWriter, r *http.Request) {
@@ -169,11 +169,11 @@ func (m *Manager) serveRedirect(p *pending, ln net.Listener, rec *Record, c clie
 		}
 		var info *Info
 		err := func() error {
+			if err := checkIssuer(q, rec.Issuer, issRequired); err != nil {
+				return err
+			}
 			if e := q.Get("error"); e != "" {
 				return &OAuthError{Code: e, Description: q.Get("error_description")}
-			}
-			if iss := q.Get("iss"); iss != "" && strings.TrimSuffix(iss, "/") != strings.TrimSuffix(rec.Issuer, "/") { // RFC 9207
-				return fmt.Errorf("the redirect came from issuer %q, not %q", iss, rec.Issuer)
 			}
 			code := q.Get("code")
 			if code == "" {
@@ -208,6 +208,54 @@ func (m *Manager) serveRedirect(p *pending, ln net.Listener, rec *Record, c clie
 		_ = srv.Shutdown(ctx)
 	}
 	go func() { _ = srv.Serve(ln) }()
+}
+
+// checkIssuer applies RFC 9207 §2.4 to an authorization response (q), as
+// the MCP spec of 2026-07-28 asks (SEP-2468): an iss present must be the
+// issuer of the authorization server the request went to, compared as
+// plain strings (no URL normalisation: a trailing "/" or a different case
+// is another issuer); an iss absent is refused only when that server's
+// metadata says it always sends one. Checked before anything else of the
+// response (an error response carries iss too), so a response meant for
+// another authorization server is never acted on: the mix-up attack.
+func checkIssuer(q url.Values, issuer string, required bool) error {
+	iss, present := q["iss"]
+	switch {
+	case present && (len(iss) != 1 || iss[0] != issuer):
+		return fmt.Errorf("the authorization response came from issuer %q, not %q (RFC 9207)", strings.Join(iss, ", "), issuer)
+	case !present && required:
+		return fmt.Errorf("the authorization response carries no iss, although authorization server %s says it always sends one (RFC 9207)", issuer)
+	}
+	return nil
+}
+
+// loginScope is the scope a new login of s asks for: the mcpx.auth
+// scopes, else what discovery found (the challenge, else the resource's
+// scopes_supported); with the scopes the current login holds when it is
+// with the same authorization server, and a step-up pending after a 403
+// insufficient_scope (SEP-2350: re-authorising asks for the union, so a
+// login for one tool does not lose what another needed). A login with
+// another authorization server starts over: its scopes are another
+// server's (SEP-2352).
+func (m *Manager) loginScope(s Server, d *discovery) string {
+	scope := d.scope
+	if s.Auth != nil && len(s.Auth.Scopes) > 0 {
+		scope = strings.Join(s.Auth.Scopes, " ")
+	}
+	prev, stepUp, _, err := m.source(s).loginState()
+	if err != nil {
+		// The login replaces what cannot be read: it builds on nothing.
+		m.logf("auth: %s: %v", s.Name, err)
+		prev = nil
+	}
+	if prev == nil {
+		return scopeUnion(scope, stepUp)
+	}
+	if !sameIssuer(prev.Issuer, d.as.Issuer) {
+		m.logf("auth: %s: authorization server changed from %s to %s; registering with the new one", s.Name, prev.Issuer, d.as.Issuer)
+		return scope
+	}
+	return scopeUnion(scope, prev.Scope, stepUp)
 }
 
 // beginDevice starts the device authorization grant (RFC 8628) and polls

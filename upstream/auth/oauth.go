@@ -196,6 +196,9 @@ func (m *Manager) register(ctx context.Context, s Server, d *discovery, redirect
 		grants = append(grants, deviceGrant)
 	}
 	reqBody, _ := json.Marshal(map[string]any{
+		// A program on the user's machine with a loopback redirect
+		// (OpenID Connect Registration §2; SEP-837 asks for it).
+		"application_type":           "native",
 		"client_name":                "mcpx",
 		"redirect_uris":              []string{redirect},
 		"grant_types":                grants,

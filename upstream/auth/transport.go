@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,18 @@ type source struct {
 	// login); requests get it instead of a bare 401.
 	failed *LoginRequiredError
 	flight *refreshFlight
+	// challenge is the server's last Bearer challenge of a 401: a login
+	// whose own probe meets none (a server that lets initialize through
+	// without a token) takes its scope and metadata URL from it.
+	challenge challenge
+	// stepUp is what the next login asks for after a 403
+	// insufficient_scope: the scopes held and those challenged ("" when
+	// no step-up is pending). Kept in memory: a daemon that forgot it
+	// learns it again from the next refusal.
+	stepUp string
+	// denied is what the last login asked for and was not granted: a
+	// challenge for it is not worth another login.
+	denied string
 }
 
 // refreshFlight is one refresh; waiters read err once done is closed.
@@ -40,11 +53,94 @@ func (s *source) setServer(srv Server) {
 	s.mu.Unlock()
 }
 
-// set makes rec current (a new login).
-func (s *source) set(rec *Record) {
+// set makes rec current (a new login that asked for asked): what was
+// pending for the login is done.
+func (s *source) set(rec *Record, asked string) {
 	s.mu.Lock()
-	s.rec, s.failed = rec, nil
+	s.rec, s.failed, s.stepUp, s.challenge = rec, nil, "", challenge{}
+	s.denied = scopeMinus(asked, rec.Scope)
 	s.mu.Unlock()
+}
+
+// loginState is what a new login builds on: the current login (nil when
+// none), the step-up scope pending, and the last 401 challenge.
+func (s *source) loginState() (*Record, string, challenge, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.loadLocked()
+	return s.rec, s.stepUp, s.challenge, err
+}
+
+// noteChallenge remembers a 401's Bearer challenge for the next login.
+func (s *source) noteChallenge(ch challenge) {
+	if !ch.bearer {
+		return
+	}
+	s.mu.Lock()
+	s.challenge = ch
+	s.mu.Unlock()
+}
+
+// insufficientScope remembers what a 403 insufficient_scope challenged, so
+// the next login asks for it with the scopes held (and any step-up still
+// pending), and returns the error for the request. A challenge the login
+// already satisfies changes nothing: another login would not help.
+func (s *source) insufficientScope(ch challenge) *InsufficientScopeError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held := ""
+	if s.rec != nil {
+		held = s.rec.Scope
+	}
+	e := &InsufficientScopeError{Server: s.srv.Name, Challenged: ch.scope, Scope: held}
+	switch {
+	case ch.scope == "":
+		e.Futile, e.Why = true, ScopeUnnamed
+	case scopeCovers(held, ch.scope):
+		e.Futile, e.Why = true, ScopeHeld
+	case scopeCovers(s.denied, scopeMinus(ch.scope, held)):
+		e.Futile, e.Why = true, ScopeDenied
+	default:
+		e.Scope = scopeUnion(held, s.stepUp, ch.scope)
+		s.stepUp = e.Scope
+	}
+	return e
+}
+
+// migrated is called when the server refused the login's token and no
+// refresh helped (le): if the server's protected resource metadata no
+// longer names the authorization server of the login, the server moved to
+// another one (SEP-2352). The login's tokens and client registration
+// belong to the old one and are forgotten, and the error says so; the next
+// login registers with the new one. Otherwise le is returned.
+func (s *source) migrated(ctx context.Context, ch challenge, le *LoginRequiredError) error {
+	s.mu.Lock()
+	rec, srv := s.rec, s.srv
+	s.mu.Unlock()
+	if rec == nil {
+		return le
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	servers, err := s.m.authorizationServers(ctx, srv, ch)
+	if err != nil || len(servers) == 0 || slices.ContainsFunc(servers, func(as string) bool { return sameIssuer(as, rec.Issuer) }) {
+		return le
+	}
+	moved := &LoginRequiredError{Server: srv.Name, Reason: fmt.Sprintf("its authorization server changed from %s to %s, so its login was forgotten", rec.Issuer, servers[0])}
+	s.mu.Lock()
+	if s.rec == rec {
+		s.rec, s.failed = nil, moved
+	}
+	s.mu.Unlock()
+	// Another daemon may have logged in with the new server meanwhile:
+	// only the old server's record is deleted.
+	if cur, err := s.m.store.Load(s.hash); err == nil && cur != nil && cur.Issuer == rec.Issuer {
+		if err := s.m.store.Delete(s.hash); err != nil {
+			s.m.logf("auth: %s: forget tokens: %v", srv.Name, err)
+		}
+	}
+	s.m.logf("auth: %s: authorization server changed from %s to %s; its login was forgotten", srv.Name, rec.Issuer, servers[0])
+	return moved
 }
 
 // loadLocked makes s.rec current. A record in memory is kept (this
@@ -250,41 +346,73 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	resp, err := t.base.RoundTrip(withToken(req, tok))
-	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+	if err != nil {
 		return resp, err
+	}
+	switch resp.StatusCode {
+	case http.StatusUnauthorized:
+	case http.StatusForbidden:
+		return t.forbidden(resp)
+	default:
+		return resp, nil
 	}
 	ch := parseChallenge(resp.Header.Values("WWW-Authenticate"))
 	if !ch.bearer && len(resp.Header.Values("WWW-Authenticate")) > 0 {
 		return resp, nil // another scheme: not ours to answer
 	}
 	discard(resp)
+	t.src.noteChallenge(ch)
 	if tok == "" {
 		return nil, &LoginRequiredError{Server: t.name, Reason: "no login yet"}
 	}
+	ctx := req.Context()
 	if req.Body != nil && req.GetBody == nil {
-		return nil, &LoginRequiredError{Server: t.name, Reason: "the server refused the access token"}
+		return nil, t.src.migrated(ctx, ch, &LoginRequiredError{Server: t.name, Reason: "the server refused the access token"})
 	}
 	// Refused: refresh (or take the token another request just got) and
 	// try once more.
-	fresh, err := t.src.token(req.Context(), tok)
-	if err != nil {
+	fresh, err := t.src.token(ctx, tok)
+	var le *LoginRequiredError
+	switch {
+	case errors.As(err, &le):
+		return nil, t.src.migrated(ctx, ch, le)
+	case err != nil:
 		return nil, err
+	case fresh == "" || fresh == tok:
+		return nil, t.src.migrated(ctx, ch, &LoginRequiredError{Server: t.name, Reason: "the server refused the access token"})
 	}
-	if fresh == "" || fresh == tok {
-		return nil, &LoginRequiredError{Server: t.name, Reason: "the server refused the access token"}
-	}
-	retry := req.Clone(req.Context())
+	retry := req.Clone(ctx)
 	if req.GetBody != nil {
 		if retry.Body, err = req.GetBody(); err != nil {
 			return nil, err
 		}
 	}
 	resp, err = t.base.RoundTrip(withToken(retry, fresh))
-	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+	if err != nil {
 		return resp, err
 	}
+	switch resp.StatusCode {
+	case http.StatusUnauthorized:
+	case http.StatusForbidden:
+		return t.forbidden(resp)
+	default:
+		return resp, nil
+	}
+	ch = parseChallenge(resp.Header.Values("WWW-Authenticate"))
 	discard(resp)
-	return nil, &LoginRequiredError{Server: t.name, Reason: "the server refused a freshly refreshed access token"}
+	return nil, t.src.migrated(ctx, ch, &LoginRequiredError{Server: t.name, Reason: "the server refused a freshly refreshed access token"})
+}
+
+// forbidden answers a 403: one with a Bearer challenge of
+// insufficient_scope becomes an *InsufficientScopeError (the scope is
+// remembered for the next login); any other goes to the caller as is.
+func (t *roundTripper) forbidden(resp *http.Response) (*http.Response, error) {
+	ch := parseChallenge(resp.Header.Values("WWW-Authenticate"))
+	if !ch.bearer || ch.err != "insufficient_scope" {
+		return resp, nil
+	}
+	discard(resp)
+	return nil, t.src.insufficientScope(ch)
 }
 
 // withToken is req with the bearer token set (req itself when tok is "").

@@ -26,10 +26,12 @@ import (
 //     OAuth client in MCP_CONFORMANCE_CONTEXT, that client in mcpx.auth;
 //     otherwise the client ID metadata document URL the suite's
 //     authorization servers know, which mcpx uses only where supported);
-//  2. `mcpx refresh t`; if t is then in error and `mcpx auth` says it is
-//     not logged in, `mcpx login t` with a BROWSER that follows the
+//  2. `mcpx refresh t`; while t is then in error and `mcpx auth` says it
+//     is not logged in, `mcpx login t` with a BROWSER that follows the
 //     authorisation redirects (this program's browse mode) and `mcpx
-//     refresh t` again;
+//     refresh t` again, twice at most (a login ends when the server moves
+//     to another authorization server, as a user reading "Run `mcpx login
+//     t`" would see);
 //  3. `mcpx ls t`, then `mcpx call t.TOOL ARGS --yes` for every tool, with
 //     arguments made from the tool's input schema; a call answered
 //     login_required is followed by `mcpx login t` and made once more;
@@ -164,16 +166,20 @@ func (c cliUser) run(args ...string) result {
 	return r
 }
 
-// refresh reads t's tools, logging in first when t needs it.
+// refresh reads t's tools, logging in first when t needs it (twice at
+// most).
 func (c cliUser) refresh() result {
 	r := c.run("refresh", "t")
-	if r.exit != 0 || !c.inError(r.stdout) || c.loggedIn() {
-		return r
+	for range 2 {
+		if r.exit != 0 || !c.inError(r.stdout) || c.loggedIn() {
+			return r
+		}
+		if l := c.run("login", "t"); l.exit != 0 {
+			return l
+		}
+		r = c.run("refresh", "t")
 	}
-	if l := c.run("login", "t"); l.exit != 0 {
-		return l
-	}
-	return c.run("refresh", "t")
+	return r
 }
 
 // inError reports whether a refresh left t in the error state.

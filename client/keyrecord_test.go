@@ -1,0 +1,52 @@
+package client
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/daemon/api"
+)
+
+// The shell's MCPX_TOKEN_STORE goes into the runtime key record, where a
+// daemon started by launchd or systemd reads it; a value the daemon would
+// refuse is a configuration error before anything starts.
+func TestRuntimeKeyRecordCarriesTheTokenStore(t *testing.T) {
+	base := t.TempDir()
+	env := map[string]string{
+		"HOME":            filepath.Join(base, "home"),
+		"XDG_RUNTIME_DIR": filepath.Join(base, "run"),
+		"XDG_STATE_HOME":  filepath.Join(base, "state"),
+		"XDG_CACHE_HOME":  filepath.Join(base, "cache"),
+		"XDG_CONFIG_HOME": filepath.Join(base, "config"),
+	}
+	for _, d := range []string{"home", "run", "work"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ value, want string }{{"keyring", "keyring"}, {"", ""}, {"file", "file"}} {
+		env[api.EnvTokenStore] = tc.value
+		c, err := New(Options{Dir: filepath.Join(base, "work"), Getenv: func(k string) string { return env[k] }, Self: "/bin/true"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.prepare(); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := api.ReadKeyRecord(c.paths.RuntimeKeyRecord(c.key))
+		if err != nil || rec.TokenStore != tc.want {
+			t.Fatalf("MCPX_TOKEN_STORE=%q: record %+v, %v", tc.value, rec, err)
+		}
+	}
+	env[api.EnvTokenStore] = "vault"
+	c, err := New(Options{Dir: filepath.Join(base, "work"), Getenv: func(k string) string { return env[k] }, Self: "/bin/true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ce *ConfigError
+	if err := c.prepare(); !errors.As(err, &ce) {
+		t.Fatalf("MCPX_TOKEN_STORE=vault: %v, want a *ConfigError", err)
+	}
+}

@@ -1,0 +1,321 @@
+// Package search is mcpx's tool search: it finds the tool an agent asks for
+// in words ("open a ticket", "list the pods") among every cached tool.
+//
+// A tool is indexed as a document of fields (ParseTool, NewDoc): its name
+// (split at _, -, . and camelCase), title, description, parameter names,
+// parameter descriptions and enum values, and — shared by every tool of a
+// server — the server's instructions (NewServerDoc). Words are lower-cased,
+// stemmed (Porter) and stripped of common English words (Terms). The tools
+// of one server form an Index; a query (ParseQuery) is ranked over one or
+// more indexes as one collection (Rank) with BM25F: each field has its own
+// weight and length normalisation, so a word in the name counts far more
+// than one in a long parameter description. Each query word also matches
+// the words the thesaurus (thesaurus.txt) says stand for it — "ticket"
+// finds issues, "k8s" Kubernetes, "erase" delete — at a lower weight, and
+// a tool whose name the query's words cover is preferred over one that
+// only mentions them. Explain says which words matched in which fields.
+//
+// The package is a leaf (standard library only) and does no work at init,
+// so the CLI links it for its "did you mean" suggestions (Nearest,
+// Suggest) at no cost to its start.
+package search
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Field is a part of a tool's text that search indexes.
+type Field uint8
+
+const (
+	FieldName         Field = iota // the tool's name, split into words
+	FieldTitle                     // title, or annotations.title
+	FieldDescription               // the tool's description
+	FieldParam                     // parameter names (nested ones too)
+	FieldParamDesc                 // parameter descriptions
+	FieldEnum                      // the values a parameter's enum allows
+	FieldInstructions              // the server's instructions, shared by its tools
+	numFields
+)
+
+// String is the field's name as Explain's matches give it.
+func (f Field) String() string {
+	switch f {
+	case FieldName:
+		return "name"
+	case FieldTitle:
+		return "title"
+	case FieldDescription:
+		return "description"
+	case FieldParam:
+		return "parameter"
+	case FieldParamDesc:
+		return "parameter description"
+	case FieldEnum:
+		return "enum value"
+	case FieldInstructions:
+		return "server instructions"
+	}
+	return "unknown"
+}
+
+// Tool is what search reads of a tool definition.
+type Tool struct {
+	Name, Title, Description string
+	Params                   []Param
+}
+
+// Param is one parameter of a tool's input schema (nested properties
+// included).
+type Param struct {
+	Name, Description string
+	Enum              []string // the string values of enum and const
+}
+
+// schema is the part of a JSON schema ParseTool reads.
+type schema struct {
+	Description string             `json:"description"`
+	Enum        []json.RawMessage  `json:"enum"`
+	Const       json.RawMessage    `json:"const"`
+	Properties  map[string]*schema `json:"properties"`
+	Items       json.RawMessage    `json:"items"` // a schema or, in old drafts, a list
+	AnyOf       []*schema          `json:"anyOf"`
+	OneOf       []*schema          `json:"oneOf"`
+	AllOf       []*schema          `json:"allOf"`
+}
+
+// maxParams bounds the parameters read from one schema (some servers
+// describe whole API bodies in theirs).
+const maxParams = 200
+
+// ParseTool reads a raw tool definition as tools/list sends it.
+func ParseTool(def []byte) (Tool, error) {
+	var raw struct {
+		Name        string `json:"name"`
+		Title       string `json:"title"`
+		Description string `json:"description"`
+		Annotations struct {
+			Title string `json:"title"`
+		} `json:"annotations"`
+		InputSchema *schema `json:"inputSchema"`
+	}
+	if err := json.Unmarshal(def, &raw); err != nil {
+		return Tool{}, err
+	}
+	t := Tool{Name: raw.Name, Title: raw.Title, Description: raw.Description}
+	if t.Title == "" {
+		t.Title = raw.Annotations.Title
+	}
+	if raw.InputSchema != nil {
+		t.Params = paramsOf(raw.InputSchema, t.Params, 0)
+	}
+	return t, nil
+}
+
+// paramsOf appends the properties of s (and of the schemas nested in
+// them, a few levels deep) to ps, sorted by name at each level.
+func paramsOf(s *schema, ps []Param, depth int) []Param {
+	if depth > 3 || len(ps) >= maxParams {
+		return ps
+	}
+	names := make([]string, 0, len(s.Properties))
+	for name := range s.Properties {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		p := s.Properties[name]
+		if p == nil || len(ps) >= maxParams {
+			continue
+		}
+		param := Param{Name: name, Description: p.Description}
+		param.Enum = enumOf(p, param.Enum, 0)
+		ps = append(ps, param)
+		ps = nestedParams(p, ps, depth+1)
+	}
+	return ps
+}
+
+// nestedParams adds the properties of the schemas s holds: an object's,
+// an array's items', and those of its alternatives.
+func nestedParams(s *schema, ps []Param, depth int) []Param {
+	ps = paramsOf(s, ps, depth)
+	if items := itemsOf(s); items != nil {
+		ps = paramsOf(items, ps, depth)
+	}
+	for _, alts := range [][]*schema{s.AnyOf, s.OneOf, s.AllOf} {
+		for _, a := range alts {
+			if a != nil {
+				ps = paramsOf(a, ps, depth)
+			}
+		}
+	}
+	return ps
+}
+
+// enumOf appends the string values s allows (enum, const, in its items
+// and alternatives too).
+func enumOf(s *schema, out []string, depth int) []string {
+	if depth > 2 {
+		return out
+	}
+	add := func(raw json.RawMessage) {
+		var v string
+		if json.Unmarshal(raw, &v) == nil && v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	for _, v := range s.Enum {
+		add(v)
+	}
+	if len(s.Const) > 0 {
+		add(s.Const)
+	}
+	if items := itemsOf(s); items != nil {
+		out = enumOf(items, out, depth+1)
+	}
+	for _, alts := range [][]*schema{s.AnyOf, s.OneOf} {
+		for _, a := range alts {
+			if a != nil {
+				out = enumOf(a, out, depth+1)
+			}
+		}
+	}
+	return out
+}
+
+func itemsOf(s *schema) *schema {
+	if len(s.Items) == 0 || s.Items[0] != '{' {
+		return nil
+	}
+	var items schema
+	if json.Unmarshal(s.Items, &items) != nil {
+		return nil
+	}
+	return &items
+}
+
+// Doc is one tool's indexed text: each term with how often it occurs in
+// each field, and each field's length in terms. Build it once per tool
+// definition (NewDoc); it is read-only after, safe to share.
+type Doc struct {
+	terms []docTerm // sorted by term
+	lens  [numFields]uint16
+}
+
+type docTerm struct {
+	term string
+	tf   [numFields]uint8 // occurrences per field, saturating at 255
+}
+
+// NewDoc indexes t.
+func NewDoc(t Tool) *Doc {
+	b := newDocBuilder()
+	defer builders.Put(b)
+	b.add(FieldName, t.Name)
+	b.add(FieldTitle, t.Title)
+	b.add(FieldDescription, t.Description)
+	for _, p := range t.Params {
+		b.add(FieldParam, p.Name)
+		b.add(FieldParamDesc, p.Description)
+		for _, e := range p.Enum {
+			b.add(FieldEnum, e)
+		}
+	}
+	return b.doc()
+}
+
+// NewServerDoc indexes a server's instructions, a field every tool of the
+// server shares (NewIndex).
+func NewServerDoc(instructions string) *Doc {
+	b := newDocBuilder()
+	defer builders.Put(b)
+	b.add(FieldInstructions, instructions)
+	return b.doc()
+}
+
+type docBuilder struct {
+	th     *thesaurus
+	tf     map[string]int // term → its counts' index in counts
+	counts [][numFields]uint8
+	lens   [numFields]int
+	tokens []token  // scratch
+	terms  []string // scratch
+}
+
+// builders keeps docBuilders (their map and slices) for the next document:
+// indexing 10,000 tools then leaves 10,000 documents behind, not 10,000
+// maps of garbage among them.
+var builders = sync.Pool{New: func() any {
+	return &docBuilder{tf: map[string]int{}}
+}}
+
+func newDocBuilder() *docBuilder {
+	b := builders.Get().(*docBuilder)
+	b.th = builtin()
+	clear(b.tf)
+	b.counts = b.counts[:0]
+	b.lens = [numFields]int{}
+	return b
+}
+
+// add counts the terms of text in field f, and as terms of their own (not
+// counted in the length) the wholes of words written in parts and the
+// thesaurus's phrases found among the terms.
+func (b *docBuilder) add(f Field, text string) {
+	if text == "" {
+		return
+	}
+	b.tokens = tokenize(text, b.tokens[:0])
+	b.terms = b.terms[:0]
+	for _, t := range b.tokens {
+		if t.whole {
+			b.count(t.term, f)
+		} else {
+			b.terms = append(b.terms, t.term)
+		}
+	}
+	for i, t := range b.terms {
+		b.count(t, f)
+		if n := b.th.phraseAt(b.terms, i); n > 0 {
+			b.count(strings.Join(b.terms[i:i+n], " "), f)
+		}
+	}
+	b.lens[f] += len(b.terms)
+}
+
+func (b *docBuilder) count(t string, f Field) {
+	i, ok := b.tf[t]
+	if !ok {
+		i = len(b.counts)
+		b.tf[t] = i
+		b.counts = append(b.counts, [numFields]uint8{})
+	}
+	if c := &b.counts[i]; c[f] < 255 {
+		c[f]++
+	}
+}
+
+func (b *docBuilder) doc() *Doc {
+	d := &Doc{terms: make([]docTerm, 0, len(b.tf))}
+	for t, i := range b.tf {
+		d.terms = append(d.terms, docTerm{t, b.counts[i]})
+	}
+	slices.SortFunc(d.terms, func(a, b docTerm) int { return strings.Compare(a.term, b.term) })
+	for f, n := range b.lens {
+		d.lens[f] = uint16(min(n, 65535))
+	}
+	return d
+}
+
+// find returns the counts of term in d, if d has it.
+func (d *Doc) find(term string) (*[numFields]uint8, bool) {
+	i, ok := slices.BinarySearchFunc(d.terms, term, func(t docTerm, s string) int { return strings.Compare(t.term, s) })
+	if !ok {
+		return nil, false
+	}
+	return &d.terms[i].tf, true
+}

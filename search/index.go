@@ -1,0 +1,89 @@
+package search
+
+// Index is the inverted index of one set of tools (one server's, as a
+// daemon view allows them): per term, the tools whose document has it. A
+// query then touches only the tools that share a word with it. Build it
+// once (NewIndex); it is read-only after, safe for concurrent Rank calls.
+type Index struct {
+	docs     []*Doc
+	nameLen  []uint16           // per document, its name's length in terms (side by side: every query reads them)
+	writes   []writer           // the documents whose names say they change something
+	server   *Doc               // the server's instructions (nil: none)
+	total    [numFields]float64 // per field, the sum of the documents' lengths
+	postings map[string][]posting
+}
+
+// writer is a document whose name has verbs that change something
+// (isWriteVerb): create_issue, kubectl_delete, API-patch-page.
+type writer struct {
+	doc   int32
+	verbs []string
+}
+
+// posting is one tool that has a term: its BM25F weight of the term
+// (rank.go) and whether the name has it.
+type posting struct {
+	doc    int32 // index into docs
+	weight float32
+	inName bool
+}
+
+// NewIndex indexes docs (their order is the order Hit.Doc refers to);
+// server is the server's instructions (NewServerDoc), or nil.
+func NewIndex(docs []*Doc, server *Doc) *Index {
+	ix := &Index{docs: docs, nameLen: make([]uint16, len(docs)), postings: map[string][]posting{}}
+	if server != nil && len(server.terms) > 0 {
+		ix.server = server
+	}
+	for i, d := range docs {
+		ix.nameLen[i] = d.lens[FieldName]
+		for f, n := range d.lens {
+			ix.total[f] += float64(n)
+		}
+		if ix.server != nil {
+			ix.total[FieldInstructions] += float64(ix.server.lens[FieldInstructions])
+		}
+	}
+	// Each term's weight in each tool is computed here, once: field
+	// lengths are normalised by this set's averages (one server's tools
+	// against each other), so a query only sums what the postings hold.
+	var avg [numFields]float64
+	for f, l := range ix.total {
+		avg[f] = max(l/float64(max(len(docs), 1)), 1)
+	}
+	for i, d := range docs {
+		var verbs []string
+		for _, t := range d.terms {
+			if t.tf[FieldName] != 0 && isWriteVerb(t.term) {
+				verbs = append(verbs, t.term)
+			}
+		}
+		if verbs != nil {
+			ix.writes = append(ix.writes, writer{int32(i), verbs})
+		}
+		for _, t := range d.terms {
+			var w float64
+			for f := FieldName; f < FieldInstructions; f++ {
+				if t.tf[f] != 0 {
+					w += fieldNorm(f, t.tf[f], d.lens[f], avg[f])
+				}
+			}
+			ix.postings[t.term] = append(ix.postings[t.term], posting{int32(i), float32(w), t.tf[FieldName] != 0})
+		}
+	}
+	return ix
+}
+
+// Len is the number of tools indexed.
+func (ix *Index) Len() int { return len(ix.docs) }
+
+// df is how many of ix's tools have term in some field (every tool, when
+// the server's instructions have it).
+func (ix *Index) df(term string) int {
+	if ix.server != nil {
+		if _, ok := ix.server.find(term); ok {
+			return len(ix.docs)
+		}
+	}
+	return len(ix.postings[term])
+}

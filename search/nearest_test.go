@@ -1,0 +1,42 @@
+package search
+
+import "testing"
+
+func TestSuggest(t *testing.T) {
+	cands := []string{"sharing", "scope", "max", "idleTimeout", "callTimeout"}
+	for _, tt := range []struct{ in, want string }{
+		{"sharng", "sharing"},
+		{"SCOPE", "scope"},
+		{"idletimeout", "idleTimeout"},
+		{"mx", "max"},
+		{"callTimout", "callTimeout"},
+		{"zzzzzzzz", ""},
+		{"description", ""},
+	} {
+		if got := Suggest(tt.in, cands); got != tt.want {
+			t.Errorf("Suggest(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	if Suggest("x", nil) != "" {
+		t.Error("no candidates must give empty")
+	}
+	// By meaning, when spelling finds nothing: the same words, or what
+	// the thesaurus says they stand for, one for one.
+	tools := []string{"create_issue", "list_issues", "delete_directory", "list_pull_requests", "create_pull_request", "read_file"}
+	for _, tt := range []struct{ in, want string }{
+		{"create_ticket", "create_issue"},
+		{"make-issue", "create_issue"},
+		{"delete_dir", "delete_directory"},
+		{"rm_folder", "delete_directory"},
+		{"list_prs", "list_pull_requests"},
+		{"openPR", "create_pull_request"},
+		{"fetchFile", "read_file"},
+		{"ticket", ""},                // a word of the tool's name is missing
+		{"create_labelled_issue", ""}, // a word the tool's name does not have
+		{"delete_everything", ""},     // nothing like it
+	} {
+		if got := Suggest(tt.in, tools); got != tt.want {
+			t.Errorf("Suggest(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,306 @@
+package search
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The quality benchmark (testdata/README.md): real servers' tools, and
+// intents phrased as an agent states a task, each with its acceptable
+// answers. The ranker is measured on the development and the held-out
+// intents beside plain BM25 over name + description + parameter names,
+// computed here on the same tools:
+//
+//	go test ./search -run Quality -v
+//	go test ./search -run Quality -v -args -misses dev   # the dev intents it gets wrong
+
+var (
+	missesOf = flag.String("misses", "", "print the misses of this intent set (dev or heldout)")
+	onlySet  = flag.String("set", "", "measure only this intent set (dev while tuning: the held-out set is never looked at then)")
+)
+
+// Floors under which the benchmark fails (a regression), on both sets; and
+// the ranker must stay above plain BM25 on both.
+const (
+	floorRecall5 = 0.90
+	floorMRR     = 0.78
+)
+
+// corpus is the recorded tools of every server.
+type corpus struct {
+	servers []recorded
+}
+
+type recorded struct {
+	Namespace    string            `json:"namespace"`
+	Instructions string            `json:"instructions"`
+	Tools        []json.RawMessage `json:"tools"`
+	parsed       []Tool
+}
+
+func loadCorpus(t testing.TB) *corpus {
+	t.Helper()
+	files, err := filepath.Glob("testdata/tools/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no recorded tools in testdata/tools: %v", err)
+	}
+	c := &corpus{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r recorded
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, raw := range r.Tools {
+			tool, err := ParseTool(raw)
+			if err != nil || tool.Name == "" {
+				t.Fatalf("%s: a tool that does not parse: %v", f, err)
+			}
+			r.parsed = append(r.parsed, tool)
+		}
+		c.servers = append(c.servers, r)
+	}
+	return c
+}
+
+// names are the corpus's tools as NS.TOOL, by server and position.
+func (c *corpus) name(server, tool int) string {
+	return c.servers[server].Namespace + "." + c.servers[server].parsed[tool].Name
+}
+
+type intent struct {
+	query string
+	want  []string
+}
+
+func loadIntents(t testing.TB, set string) []intent {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "intents", set+".txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []intent
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		q, want, ok := strings.Cut(line, "=>")
+		if !ok || strings.TrimSpace(q) == "" || len(strings.Fields(want)) == 0 {
+			t.Fatalf("%s.txt:%d: want QUERY => NS.TOOL...", set, n)
+		}
+		out = append(out, intent{strings.TrimSpace(q), strings.Fields(want)})
+	}
+	return out
+}
+
+// ranker returns the NS.TOOL names for a query, best first, at most 10.
+type ranker func(query string) []string
+
+// indexes indexes the corpus as the daemon does: one index per server.
+func (c *corpus) indexes() []*Index {
+	var indexes []*Index
+	for _, s := range c.servers {
+		docs := make([]*Doc, len(s.parsed))
+		for i, tool := range s.parsed {
+			docs[i] = NewDoc(tool)
+		}
+		var server *Doc
+		if s.Instructions != "" {
+			server = NewServerDoc(s.Instructions)
+		}
+		indexes = append(indexes, NewIndex(docs, server))
+	}
+	return indexes
+}
+
+// tie orders equal scores by NS.TOOL, as the daemon does.
+func (c *corpus) tie(a, b Hit) int {
+	return strings.Compare(c.name(a.Index, a.Doc), c.name(b.Index, b.Doc))
+}
+
+// mcpxRanker ranks with this package.
+func mcpxRanker(c *corpus) ranker {
+	indexes := c.indexes()
+	return func(query string) []string {
+		hits := Rank(indexes, ParseQuery(query), 10, c.tie)
+		var out []string
+		for _, h := range hits {
+			out = append(out, c.name(h.Index, h.Doc))
+		}
+		return out
+	}
+}
+
+// plainBM25 is the baseline: one bag of words per tool — its name,
+// description and parameter names, split into words and lower-cased, no
+// stemming, no stop words, no thesaurus — ranked with BM25 (k1 1.2, b 0.75),
+// the way hosts' tool search does it.
+func plainBM25(c *corpus) ranker {
+	type doc struct {
+		name string
+		tf   map[string]int
+		len  int
+	}
+	var docs []doc
+	df := map[string]int{}
+	total := 0
+	tokens := func(s string) []string {
+		var out []string
+		for _, w := range words(s) {
+			out = append(out, strings.ToLower(w))
+		}
+		return out
+	}
+	for si, s := range c.servers {
+		for ti, tool := range s.parsed {
+			d := doc{name: c.name(si, ti), tf: map[string]int{}}
+			text := tool.Name + " " + tool.Description
+			for _, p := range tool.Params {
+				text += " " + p.Name
+			}
+			for _, w := range tokens(text) {
+				if d.tf[w] == 0 {
+					df[w]++
+				}
+				d.tf[w]++
+				d.len++
+			}
+			total += d.len
+			docs = append(docs, d)
+		}
+	}
+	n := float64(len(docs))
+	avg := float64(total) / n
+	return func(query string) []string {
+		type scored struct {
+			name  string
+			score float64
+		}
+		var hits []scored
+		q := tokens(query)
+		slices.Sort(q)
+		q = slices.Compact(q)
+		for _, d := range docs {
+			var s float64
+			for _, w := range q {
+				tf := float64(d.tf[w])
+				if tf == 0 {
+					continue
+				}
+				idf := math.Log(1 + (n-float64(df[w])+0.5)/(float64(df[w])+0.5))
+				s += idf * tf * 2.2 / (tf + 1.2*(0.25+0.75*float64(d.len)/avg))
+			}
+			if s > 0 {
+				hits = append(hits, scored{d.name, s})
+			}
+		}
+		slices.SortStableFunc(hits, func(a, b scored) int {
+			if c := cmp.Compare(b.score, a.score); c != 0 {
+				return c
+			}
+			return strings.Compare(a.name, b.name)
+		})
+		var out []string
+		for _, h := range hits[:min(10, len(hits))] {
+			out = append(out, h.name)
+		}
+		return out
+	}
+}
+
+// scores are recall@1, recall@5 and MRR@10 over a set of intents.
+type scores struct {
+	r1, r5, mrr float64
+	misses      []string // intents without an acceptable answer first
+}
+
+func evaluate(r ranker, intents []intent) scores {
+	var s scores
+	for _, in := range intents {
+		got := r(in.query)
+		rank := slices.IndexFunc(got, func(name string) bool { return slices.Contains(in.want, name) }) + 1
+		if rank == 1 {
+			s.r1++
+		}
+		if rank >= 1 && rank <= 5 {
+			s.r5++
+		}
+		if rank != 1 {
+			s.misses = append(s.misses, fmt.Sprintf("rank %d %q: want %v, got %v", rank, in.query, in.want, got[:min(5, len(got))]))
+		}
+		if rank >= 1 {
+			s.mrr += 1 / float64(rank)
+		}
+	}
+	n := float64(len(intents))
+	s.r1, s.r5, s.mrr = s.r1/n, s.r5/n, s.mrr/n
+	return s
+}
+
+func TestQuality(t *testing.T) {
+	c := loadCorpus(t)
+	tools := 0
+	for _, s := range c.servers {
+		tools += len(s.parsed)
+	}
+	sets := map[string][]intent{"dev": loadIntents(t, "dev"), "heldout": loadIntents(t, "heldout")}
+	if len(c.servers) < 10 || tools < 150 || len(sets["dev"])+len(sets["heldout"]) < 80 {
+		t.Fatalf("the benchmark is too small: %d servers, %d tools, %d intents", len(c.servers), tools, len(sets["dev"])+len(sets["heldout"]))
+	}
+	// Every acceptable answer is a recorded tool (a typo would make an
+	// intent impossible).
+	known := map[string]bool{}
+	for si, s := range c.servers {
+		for ti := range s.parsed {
+			known[c.name(si, ti)] = true
+		}
+	}
+	for set, intents := range sets {
+		for _, in := range intents {
+			for _, w := range in.want {
+				if !known[w] {
+					t.Errorf("%s: %q accepts %s, which no server lists", set, in.query, w)
+				}
+			}
+		}
+	}
+
+	ours, base := mcpxRanker(c), plainBM25(c)
+	t.Logf("%d tools of %d servers; %d development and %d held-out intents", tools, len(c.servers), len(sets["dev"]), len(sets["heldout"]))
+	t.Logf("| intents | ranker | recall@1 | recall@5 | MRR@10 |")
+	t.Logf("| --- | --- | --- | --- | --- |")
+	for _, set := range []string{"dev", "heldout"} {
+		if *onlySet != "" && *onlySet != set {
+			continue
+		}
+		b, o := evaluate(base, sets[set]), evaluate(ours, sets[set])
+		t.Logf("| %s (%d) | plain BM25 (name + description + parameter names) | %.2f | %.2f | %.2f |", set, len(sets[set]), b.r1, b.r5, b.mrr)
+		t.Logf("| %s (%d) | mcpx search | %.2f | %.2f | %.2f |", set, len(sets[set]), o.r1, o.r5, o.mrr)
+		if *missesOf == set {
+			for _, m := range o.misses {
+				t.Logf("miss: %s", m)
+			}
+		}
+		if o.r5 < floorRecall5 || o.mrr < floorMRR {
+			t.Errorf("%s: recall@5 %.2f, MRR@10 %.2f: below the floor (%.2f, %.2f)", set, o.r5, o.mrr, floorRecall5, floorMRR)
+		}
+		if o.r5 <= b.r5 || o.mrr <= b.mrr {
+			t.Errorf("%s: recall@5 %.2f, MRR@10 %.2f: not above plain BM25 (%.2f, %.2f)", set, o.r5, o.mrr, b.r5, b.mrr)
+		}
+	}
+}

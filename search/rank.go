@@ -1,0 +1,354 @@
+package search
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Ranking: BM25F. For each query word, each tool scores
+//
+//	weight × idf × t / (k1 + t),  t = Σ fieldWeight[f] × tf[f] / (1 − b[f] + b[f] × len[f] / avglen[f])
+//
+// for the best of the terms the word matches (its own, weight 1, or one the
+// thesaurus gives, weightEquivalent or weightRelated), summed over the
+// query's words. Fields are weighted and length-normalised apart, so a long
+// parameter description neither drowns a word in the name nor gains by its
+// length; avglen is the average over the tool's own server (an Index), so t
+// is computed once, when the index is built. The server's instructions are
+// one more field of each of its tools (normalised by the average over the
+// servers searched). idf is taken over every tool searched. Then the name
+// decides among tools that all mention the query's
+// words: a tool's score grows by up to nameCoverage times itself as the
+// query covers more of its name's words; and a tool whose name says it
+// changes something is scaled by writePenalty when the query asks for no
+// such change.
+//
+// Weights tuned on the development intents (testdata/README.md).
+
+// fieldWeight is how much one occurrence of a term in each field counts.
+var fieldWeight = [numFields]float64{
+	FieldName:         4,
+	FieldTitle:        0.5,
+	FieldDescription:  1,
+	FieldParam:        0.4,
+	FieldParamDesc:    0.8,
+	FieldEnum:         0.75,
+	FieldInstructions: 0.15,
+}
+
+// fieldB is BM25's length normalisation per field (0: none, 1: full).
+var fieldB = [numFields]float64{
+	FieldName:         0.5,
+	FieldTitle:        0.5,
+	FieldDescription:  0.5,
+	FieldParam:        0.5,
+	FieldParamDesc:    0.3,
+	FieldEnum:         0.5,
+	FieldInstructions: 0.75,
+}
+
+// writePenalty scales a tool whose name says it changes something (create,
+// delete, update, send…) when the query names no such action: an agent
+// that does not ask to change anything wants to look, and a tool that
+// changes things should not come first for a question.
+var writePenalty = 0.8
+
+// isWriteVerb reports whether a name's term (stemmed) is a verb that
+// changes something.
+func isWriteVerb(t string) bool {
+	switch t {
+	case "creat", "add", "new", "insert", "post", "make", "gener", "regist",
+		"delet", "remov", "drop", "eras", "destroi", "purg", "clear", "cleanup", "uninstal",
+		"updat", "edit", "patch", "set", "modifi", "chang", "renam", "assign", "upgrad", "scale", "toggl",
+		"write", "save", "store", "push", "upload", "commit", "merg", "move", "fork", "copi",
+		"send", "publish", "repli", "react", "submit", "instal", "appli", "deploi", "close", "archiv":
+		return true
+	}
+	return false
+}
+
+var (
+	bm25K1       = 0.9
+	nameCoverage = 2.0
+)
+
+// Hit is one ranked tool: the index (position in Rank's indexes) and the
+// document (position in that index's docs) it is, its score, and why.
+type Hit struct {
+	Index, Doc int
+	Score      float64
+	Why        []Match
+}
+
+// Match is one query word a hit matched: through which thesaurus entry,
+// if not itself, and in which fields.
+type Match struct {
+	Word   string  // the query's word or phrase
+	Via    string  // the thesaurus entry it matched through ("": the word itself)
+	Fields []Field // where the hit has it, in Field order
+}
+
+// Rank scores the tools of indexes (one collection: term statistics are
+// taken over all of them) against q and returns those that match, best
+// first, at most limit (0: all). Equal scores (rounded to 1/1000) are
+// ordered by tie. Only the hits returned are explained.
+func Rank(indexes []*Index, q Query, limit int, tie func(a, b Hit) int) []Hit {
+	st := newStats(indexes, q)
+	if st == nil {
+		return nil
+	}
+	before := func(a, b Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return tie(a, b)
+	}
+	var top []Hit
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	for ixi, ix := range indexes {
+		for d, acc := range sc.score(st, ix, q) {
+			s := float64(acc.score)
+			if s <= 0 {
+				continue
+			}
+			h := Hit{Index: ixi, Doc: d, Score: math.Round(s*1000) / 1000}
+			if limit <= 0 {
+				top = append(top, h)
+				continue
+			}
+			if len(top) == limit && before(h, top[limit-1]) >= 0 {
+				continue
+			}
+			at, _ := slices.BinarySearchFunc(top, h, before)
+			if len(top) == limit {
+				top = top[:limit-1]
+			}
+			top = slices.Insert(top, at, h)
+		}
+	}
+	if limit <= 0 {
+		slices.SortFunc(top, before)
+	}
+	for i := range top {
+		top[i].Why = explain(indexes[top[i].Index], top[i].Doc, q)
+	}
+	return top
+}
+
+// stats are the collection's statistics a query needs.
+type stats struct {
+	avg   [numFields]float64 // average field lengths
+	idf   [][]float64        // per concept, per alternative
+	terms map[string]bool    // every term the query matches, at a weight above 0
+}
+
+// matchesAny reports whether the query matches one of terms.
+func (st *stats) matchesAny(terms []string) bool {
+	for _, t := range terms {
+		if st.terms[t] {
+			return true
+		}
+	}
+	return false
+}
+
+func newStats(indexes []*Index, q Query) *stats {
+	var n float64
+	var lens [numFields]float64
+	for _, ix := range indexes {
+		n += float64(len(ix.docs))
+		for f := range lens {
+			lens[f] += ix.total[f]
+		}
+	}
+	if n == 0 || q.Empty() {
+		return nil
+	}
+	st := &stats{idf: make([][]float64, len(q.concepts)), terms: map[string]bool{}}
+	for _, c := range q.concepts {
+		for _, a := range c.alts {
+			if a.weight > 0 {
+				st.terms[a.term] = true
+			}
+		}
+	}
+	for f, l := range lens {
+		st.avg[f] = max(l/n, 1)
+	}
+	for i, c := range q.concepts {
+		st.idf[i] = make([]float64, len(c.alts))
+		for j, a := range c.alts {
+			var df float64
+			for _, ix := range indexes {
+				df += float64(ix.df(a.term))
+			}
+			st.idf[i][j] = math.Log(1 + (n-df+0.5)/(df+0.5))
+		}
+		// What the thesaurus adds says no more than the word itself: a
+		// rare synonym must not outweigh the word a tool does have (a
+		// cue or a value's kind has no word of its own to weigh).
+		if own := st.idf[i][0]; c.alts[0].weight > 0 && !c.shape {
+			for j := 1; j < len(c.alts); j++ {
+				st.idf[i][j] = min(st.idf[i][j], own)
+			}
+		}
+	}
+	return st
+}
+
+// fieldNorm is the BM25F weight of tf occurrences in field f of a
+// document whose field is l terms long, where the average is avg.
+func fieldNorm(f Field, tf uint8, l uint16, avg float64) float64 {
+	return fieldWeight[f] * float64(tf) / (1 - fieldB[f] + fieldB[f]*float64(l)/avg)
+}
+
+// scratch holds the per-tool arrays of one Rank call, reused across
+// indexes and, through scratchPool, across calls: allocating and
+// collecting them on every query cost more than the ranking (12 bytes a
+// tool: 120 KB kept for a daemon with 10,000 tools, until two collections
+// find them unused).
+type scratch struct {
+	acc     []toolAcc    // per tool of the index: the score so far
+	cur     []conceptAcc // per tool: the current concept's best alternative
+	touched []int32      // the tools cur holds something for
+	tfs     []float64    // per tool: an alternative's weight, when its server's instructions have it
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+type toolAcc struct {
+	score   float32
+	covered float32 // how many of the name's words the query covers (weighted)
+}
+
+// conceptAcc is a tool's best match of the current concept; a tool is in
+// touched once either is set (a second entry, for a match of weight 0,
+// adds nothing).
+type conceptAcc struct {
+	best, cover float32
+}
+
+func grown[T any](s []T, n int) []T {
+	s = slices.Grow(s[:0], n)[:n]
+	clear(s)
+	return s
+}
+
+// score returns the score of every tool of ix (0: no match), in sc.acc.
+func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
+	n := len(ix.docs)
+	sc.acc = grown(sc.acc, n)
+	sc.cur = grown(sc.cur, n)
+	if cap(sc.touched) < n {
+		sc.touched = make([]int32, 0, n)
+	}
+	for i, c := range q.concepts {
+		sc.touched = sc.touched[:0]
+		for j, a := range c.alts {
+			idf := st.idf[i][j]
+			var shared float64 // the instructions' part, the same for every tool
+			if ix.server != nil {
+				if tf, ok := ix.server.find(a.term); ok {
+					shared = fieldNorm(FieldInstructions, tf[FieldInstructions], ix.server.lens[FieldInstructions], st.avg[FieldInstructions])
+				}
+			}
+			postings := ix.postings[a.term]
+			if len(postings) == 0 && shared == 0 {
+				continue
+			}
+			cover := float32(a.weight * float64(strings.Count(a.term, " ")+1))
+			if shared != 0 {
+				sc.tfs = grown(sc.tfs, n)
+			}
+			for _, p := range postings {
+				t := float64(p.weight)
+				c := &sc.cur[p.doc]
+				if c.best == 0 && c.cover == 0 {
+					sc.touched = append(sc.touched, p.doc)
+				}
+				if p.inName {
+					c.cover = max(c.cover, cover)
+				}
+				if shared != 0 {
+					sc.tfs[p.doc] = t
+					continue
+				}
+				c.best = max(c.best, float32(a.weight*idf*t/(bm25K1+t)))
+			}
+			if shared != 0 {
+				// Every tool of the server has the term in its instructions.
+				for d, t := range sc.tfs {
+					t += shared
+					c := &sc.cur[d]
+					if c.best == 0 && c.cover == 0 {
+						sc.touched = append(sc.touched, int32(d))
+					}
+					c.best = max(c.best, float32(a.weight*idf*t/(bm25K1+t)))
+				}
+			}
+		}
+		for _, d := range sc.touched {
+			c := &sc.cur[d]
+			sc.acc[d].score += c.best
+			sc.acc[d].covered += c.cover
+			*c = conceptAcc{}
+		}
+	}
+	for _, w := range ix.writes {
+		if a := &sc.acc[w.doc]; a.score != 0 && !st.matchesAny(w.verbs) {
+			a.score *= float32(writePenalty)
+		}
+	}
+	for d := range sc.acc {
+		a := &sc.acc[d]
+		if a.score == 0 {
+			continue
+		}
+		if l := ix.nameLen[d]; l > 0 {
+			a.score *= float32(1 + nameCoverage*min(1, float64(a.covered)/float64(l)))
+		}
+	}
+	return sc.acc
+}
+
+// explain says which of q's words doc d of ix matched, each through its
+// best-weighted term the tool has, and in which fields.
+func explain(ix *Index, d int, q Query) []Match {
+	th := builtin()
+	doc := ix.docs[d]
+	var out []Match
+	for _, c := range q.concepts {
+		for j, a := range c.alts {
+			var fields []Field
+			if tf, ok := doc.find(a.term); ok {
+				for f := FieldName; f < FieldInstructions; f++ {
+					if tf[f] != 0 {
+						fields = append(fields, f)
+					}
+				}
+			}
+			if ix.server != nil {
+				if _, ok := ix.server.find(a.term); ok {
+					fields = append(fields, FieldInstructions)
+				}
+			}
+			if len(fields) == 0 {
+				continue
+			}
+			m := Match{Word: c.word, Fields: fields}
+			switch {
+			case j > 0:
+				m.Via = th.written[a.term]
+			case c.shape:
+				m.Via = a.term
+			}
+			out = append(out, m)
+			break
+		}
+	}
+	return out
+}

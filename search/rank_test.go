@@ -1,0 +1,260 @@
+package search
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// tool is a test tool: namespace, name, description, and a definition's
+// extra JSON (title, inputSchema), if any.
+type tool struct{ ns, name, desc, def string }
+
+// rankTools ranks tools as the daemon does (one index per namespace) and
+// returns NS.TOOL best first.
+func rankTools(tools []tool, query string, limit int) ([]string, []Hit) {
+	var order []string
+	byNS := map[string][]tool{}
+	for _, t := range tools {
+		if byNS[t.ns] == nil {
+			order = append(order, t.ns)
+		}
+		byNS[t.ns] = append(byNS[t.ns], t)
+	}
+	var indexes []*Index
+	for _, ns := range order {
+		var docs []*Doc
+		for _, t := range byNS[ns] {
+			def := fmt.Sprintf(`{"name":%q,"description":%q%s}`, t.name, t.desc, t.def)
+			parsed, err := ParseTool([]byte(def))
+			if err != nil {
+				panic(err)
+			}
+			docs = append(docs, NewDoc(parsed))
+		}
+		indexes = append(indexes, NewIndex(docs, nil))
+	}
+	name := func(h Hit) string { return order[h.Index] + "." + byNS[order[h.Index]][h.Doc].name }
+	hits := Rank(indexes, ParseQuery(query), limit, func(a, b Hit) int { return strings.Compare(name(a), name(b)) })
+	var out []string
+	for _, h := range hits {
+		out = append(out, name(h))
+	}
+	return out, hits
+}
+
+func TestRank(t *testing.T) {
+	tools := []tool{
+		{"b", "image", "Draws a picture.", ""},
+		{"a", "paint", "An image tool with many other words in its description.", ""},
+		{"a", "resizeImage", "Make smaller.", ""},
+		{"c", "other", "Nothing at all.", ""},
+		{"a", "picture", "Unrelated.", ""},
+		{"d", "image", "Draws a picture.", ""},
+	}
+	// A word in the name ranks over one in the description; equal scores
+	// sort by namespace.tool; camelCase names are split; the word itself
+	// ranks over a synonym (picture).
+	got, _ := rankTools(tools, "Images", 0)
+	if want := []string{"b.image", "d.image", "a.resizeImage", "a.picture", "a.paint"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("images = %v, want %v", got, want)
+	}
+	// Common words match nothing.
+	if got, _ := rankTools(tools, "a the of", 0); len(got) != 0 {
+		t.Errorf("stop words matched %v", got)
+	}
+	if got, _ := rankTools(tools, "image", 2); len(got) != 2 {
+		t.Errorf("limit 2 gave %v", got)
+	}
+	// Titles, parameter names, parameter descriptions and enum values
+	// count; the name more than any.
+	withParams := []tool{
+		{"x", "one", "Does one thing.", `,"title":"Weather Forecast","inputSchema":{"properties":{"city":{"description":"where it rains"},"units":{"enum":["celsius","fahrenheit"]}}}`},
+		{"x", "two", "Does another thing.", ""},
+	}
+	for _, q := range []string{"city", "forecasts", "rains", "celsius"} {
+		if got, _ := rankTools(withParams, q, 0); !reflect.DeepEqual(got, []string{"x.one"}) {
+			t.Errorf("%s: %v", q, got)
+		}
+	}
+}
+
+// The thesaurus finds what the tools' own words do not say, below the
+// word itself.
+func TestRankThesaurus(t *testing.T) {
+	tools := []tool{
+		{"gh", "create_issue", "Create a new issue in a GitHub repository", ""},
+		{"gh", "list_issues", "List issues in a GitHub repository", ""},
+		{"gh", "delete_branch", "Delete a branch", ""},
+		{"k", "kubectl_get", "Get or list Kubernetes resources", ""},
+		{"t", "ticket_stats", "Statistics of tickets sold", ""},
+	}
+	for _, c := range []struct{ q, want string }{
+		{"open a ticket in the repo", "gh.create_issue"},
+		{"show k8s resources", "k.kubectl_get"},
+		{"erase a branch", "gh.delete_branch"},
+		{"enumerate issues", "gh.list_issues"},
+		{"ticket stats", "t.ticket_stats"}, // the word itself beats its synonym
+	} {
+		if got, _ := rankTools(tools, c.q, 3); len(got) == 0 || got[0] != c.want {
+			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
+		}
+	}
+}
+
+// Among tools that all mention the query's words, the one whose name they
+// cover wins.
+func TestRankNameDecides(t *testing.T) {
+	tools := []tool{
+		{"m", "read_graph", "Read the entire knowledge graph", ""},
+		{"m", "search_nodes", "Search for nodes in the knowledge graph based on a query", ""},
+		{"m", "delete_entities", "Delete multiple entities and their associated relations from the knowledge graph", ""},
+		{"m", "delete_relations", "Delete multiple relations from the knowledge graph", ""},
+	}
+	for _, c := range []struct{ q, want string }{
+		{"knowledge graph", "m.read_graph"},
+		{"delete relations from the knowledge graph", "m.delete_relations"},
+	} {
+		if got, _ := rankTools(tools, c.q, 0); len(got) == 0 || got[0] != c.want {
+			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
+		}
+	}
+}
+
+// Why names each matched query word, what it matched through, and where.
+func TestRankWhy(t *testing.T) {
+	tools := []tool{{"gh", "create_issue", "Create a new issue in a GitHub repository",
+		`,"inputSchema":{"properties":{"labels":{"description":"Labels to add"}}}`}}
+	_, hits := rankTools(tools, "open a ticket with labels in the repo", 1)
+	if len(hits) != 1 {
+		t.Fatalf("hits: %v", hits)
+	}
+	want := []Match{
+		{Word: "open", Via: "create", Fields: []Field{FieldName, FieldDescription}},
+		{Word: "ticket", Via: "issue", Fields: []Field{FieldName, FieldDescription}},
+		{Word: "labels", Fields: []Field{FieldParam, FieldParamDesc}},
+		{Word: "repo", Via: "repository", Fields: []Field{FieldDescription}},
+	}
+	if !reflect.DeepEqual(hits[0].Why, want) {
+		t.Errorf("why = %+v\nwant %+v", hits[0].Why, want)
+	}
+}
+
+// A limit keeps the best hits of the whole ranking, in its order.
+func TestRankLimitIsTopOfRanking(t *testing.T) {
+	var tools []tool
+	for i := range 60 {
+		ns := []string{"a", "a-", "ab", "b"}[i%4]
+		desc := strings.Repeat("filler ", i%7) + "image"
+		if i%5 == 0 {
+			desc = "picture"
+		}
+		tools = append(tools, tool{ns, fmt.Sprintf("t%02d", i%9), desc, ""})
+	}
+	all, _ := rankTools(tools, "image picture", 0)
+	if len(all) != len(tools) {
+		t.Fatalf("every tool matches one of the words: %d of %d", len(all), len(tools))
+	}
+	for _, limit := range []int{1, 2, 7, 10, 59, 60, 100} {
+		got, _ := rankTools(tools, "image picture", limit)
+		if want := all[:min(limit, len(all))]; !reflect.DeepEqual(got, want) {
+			t.Errorf("limit %d = %v, want %v", limit, got, want)
+		}
+	}
+}
+
+// The server's instructions are a field every tool of the server shares.
+func TestRankInstructions(t *testing.T) {
+	docs := []*Doc{NewDoc(Tool{Name: "run", Description: "Run it."}), NewDoc(Tool{Name: "stop", Description: "Stop it."})}
+	other := []*Doc{NewDoc(Tool{Name: "run", Description: "Run something else."})}
+	indexes := []*Index{NewIndex(docs, NewServerDoc("Tools of the Acme build farm.")), NewIndex(other, nil)}
+	hits := Rank(indexes, ParseQuery("run acme"), 0, func(a, b Hit) int { return a.Index - b.Index })
+	if len(hits) != 3 || hits[0].Index != 0 || hits[0].Doc != 0 {
+		t.Fatalf("hits: %+v", hits)
+	}
+	if !slices.ContainsFunc(hits[0].Why, func(m Match) bool { return m.Word == "acme" && slices.Equal(m.Fields, []Field{FieldInstructions}) }) {
+		t.Errorf("why: %+v", hits[0].Why)
+	}
+}
+
+func TestParseQuery(t *testing.T) {
+	describe := func(q Query) []string {
+		var out []string
+		for _, c := range q.concepts {
+			s := c.word + "=" + c.alts[0].term
+			if c.alts[0].weight != 1 {
+				s += fmt.Sprintf("@%.2g", c.alts[0].weight)
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	for q, want := range map[string][]string{
+		// Phrases the thesaurus knows are one concept; repeats count once.
+		"merge the pull request, the pull request!": {"merge=merg", "pull request=pull request"},
+		// Values say what kind of thing the tool works on; their own words
+		// count little.
+		"save it to notes.md":      {"save=save", "notes=note@0.23", "md=md@0.23", "notes.md=file"},
+		"open https://example.com": {"open=open", "https=http@0.25", "example=exampl@0.25", "com=com@0.25", "https://example.com=url"},
+		"find *.go under src/":     {"find=find", "go=go@0.25", "src=src@0.23", "*.go=pattern", "src/=directory"},
+		// Words after a preposition say where, not what.
+		"list pods in the namespace": {"list=list", "pods=pod", "namespace=namespac@0.9"},
+		// A cue: a common word that points to what is asked for.
+		"when was it changed": {"changed=chang", "when=when@0"},
+	} {
+		if got := describe(ParseQuery(q)); !reflect.DeepEqual(got, want) {
+			t.Errorf("ParseQuery(%q) = %q, want %q", q, got, want)
+		}
+	}
+	if !ParseQuery("the of a").Empty() || ParseQuery("file").Empty() {
+		t.Error("Empty")
+	}
+}
+
+func TestShapeOf(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://example.com/x": "url", "www.go.dev": "url", "localhost:3000": "url", "example.com": "url",
+		"notes.md": "file", "main.py,": "file", "/etc/hosts": "file", "./run": "file", "README": "file", ".env": "file",
+		"src/": "directory", "*.go": "pattern", "@alice": "user", "#general": "channel",
+		"#12": "", "lat/long": "", "e.g.": "", "v1.2": "", "hello": "", "x": "",
+	} {
+		if got := shapeOf(in); got != want {
+			t.Errorf("shapeOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A tool whose name changes something comes after one that reads, unless
+// the query asks for the change.
+func TestRankWritesNeedTheirVerb(t *testing.T) {
+	tools := []tool{
+		{"gh", "create_pull_request_review", "Create a review on a pull request", ""},
+		{"gh", "get_pull_request_reviews", "Get the reviews on a pull request", ""},
+	}
+	for _, c := range []struct{ q, want string }{
+		{"pull request reviews", "gh.get_pull_request_reviews"},
+		{"add a pull request review", "gh.create_pull_request_review"},
+	} {
+		if got, _ := rankTools(tools, c.q, 0); len(got) == 0 || got[0] != c.want {
+			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
+		}
+	}
+}
+
+// isWriteVerb knows the verbs by their stems, as names are indexed.
+func TestIsWriteVerb(t *testing.T) {
+	for _, w := range []string{"create", "creates", "generate", "register", "delete", "remove", "erase", "destroy",
+		"purge", "uninstall", "update", "modify", "change", "rename", "upgrade", "scale", "toggle", "merge",
+		"copy", "reply", "install", "apply", "deploy", "archive", "post", "push", "send"} {
+		if !isWriteVerb(stem(w)) {
+			t.Errorf("%s (%s) is not a write verb", w, stem(w))
+		}
+	}
+	for _, w := range []string{"get", "list", "read", "search", "describe", "find", "query", "retrieve"} {
+		if isWriteVerb(stem(w)) {
+			t.Errorf("%s is a write verb", w)
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package search
+
+import (
+	"strings"
+	"sync"
+	"unicode"
+)
+
+// words splits text into words at anything that is not a letter or digit,
+// at camelCase humps and between letters and digits ("readTextFile" →
+// read, Text, File; "HTTPServer v2" → HTTP, Server, v, 2).
+func words(text string) []string {
+	var out []string
+	rs := []rune(text)
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			out = append(out, string(rs[start:end]))
+		}
+		start = -1
+	}
+	for i, r := range rs {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush(i)
+			continue
+		}
+		if start < 0 {
+			start = i
+			continue
+		}
+		prev := rs[i-1]
+		switch {
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			flush(i)
+			start = i
+		case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
+			flush(i)
+			start = i
+		case unicode.IsDigit(r) != unicode.IsDigit(prev):
+			flush(i)
+			start = i
+		}
+	}
+	flush(len(rs))
+	return out
+}
+
+// token is one search term of a text.
+type token struct {
+	term    string // lower-cased, stemmed
+	written string // the word as written, lower-cased
+	// whole marks the whole of a word written in parts ("GitLab", "k8s",
+	// "readTextFile"), kept beside its parts (git, lab; readtextfil…) so
+	// that "gitlab" and "k8s" find it. It does not count in a field's
+	// length or in phrases.
+	whole bool
+}
+
+// tokenize appends the tokens of text to out: each word (a run of letters
+// and digits) split at camelCase humps and between letters and digits,
+// lower-cased, stop words and single letters dropped, stemmed (Porter);
+// a word so split also as a whole, and the digits of a word that also has
+// letters only as part of that whole.
+func tokenize(text string, out []token) []token {
+	rs := []rune(text)
+	for i := 0; i < len(rs); {
+		if !isWordRune(rs[i]) {
+			i++
+			continue
+		}
+		j := i
+		letters, digits := false, false
+		for j < len(rs) && isWordRune(rs[j]) {
+			if unicode.IsDigit(rs[j]) {
+				digits = true
+			} else {
+				letters = true
+			}
+			j++
+		}
+		run := string(rs[i:j])
+		i = j
+		parts := words(run)
+		if len(parts) == 1 {
+			if t, ok := term(run); ok {
+				out = append(out, token{term: t, written: strings.ToLower(run)})
+			}
+			continue
+		}
+		for _, p := range parts {
+			if letters && digits && unicode.IsDigit([]rune(p)[0]) {
+				continue // the 8 of k8s, the 2 of v2
+			}
+			if t, ok := term(p); ok {
+				out = append(out, token{term: t, written: strings.ToLower(p)})
+			}
+		}
+		if t, ok := term(run); ok {
+			out = append(out, token{term: t, written: strings.ToLower(run), whole: true})
+		}
+	}
+	return out
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// terms is the terms of text as a document indexes them (tokenize).
+func terms(text string) []string {
+	var out []string
+	for _, t := range tokenize(text, nil) {
+		out = append(out, t.term)
+	}
+	return out
+}
+
+// term is the search term of one word, if it is one.
+func term(w string) (string, bool) {
+	w = strings.ToLower(w)
+	if len(w) == 1 && (w[0] < '0' || w[0] > '9') {
+		return "", false // "a", "s" of "it's", "v" of "v2"
+	}
+	if stopWords()[w] {
+		return "", false
+	}
+	switch w {
+	case "news", "accessibility":
+		// Porter makes them "new" and "access", other words.
+		return w, true
+	}
+	return stem(w), true
+}
+
+// stopWords are words too common in requests and tool descriptions to say
+// anything about a tool: English function words and the filler of a
+// request ("please", "I want to", "can you"). Verbs and nouns that name an
+// action or an object (get, list, all, new, file) are never stop words.
+func stopWords() map[string]bool {
+	stopOnce.Do(func() { stopSet = makeStopWords() })
+	return stopSet
+}
+
+var (
+	stopOnce sync.Once
+	stopSet  map[string]bool
+)
+
+func makeStopWords() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a about above after again against am an and any are as at be because been
+		before being below between both but by can could did do does doing down during each few for from further
+		had has have having he her here hers him his how i if in into is it its itself just me more most my
+		no nor not of off on once only or other our ours out over own same she should so some such than that
+		the their theirs them then there these they this those through to too under until up very was we were
+		what when where which while who whom why will with would you your yours use used using uses via e g eg
+		etc please want wants need needs let lets like ok okay im ive youre whats thats us also currently`) {
+		m[w] = true
+	}
+	return m
+}

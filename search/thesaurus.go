@@ -1,0 +1,220 @@
+package search
+
+import (
+	_ "embed"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// The thesaurus (thesaurus.txt, embedded) says which words of tool
+// vocabulary stand for each other: abbreviations and other spellings
+// ("repo = repository", "k8s = kubernetes", "pr = pull request"), and
+// groups of related words such as verb classes ("create, make, new, add").
+// A query word also matches the other entries of its groups, at a lower
+// weight than itself: an equivalent at weightEquivalent, a related word at
+// weightRelated. Entries of several words are phrases: a document holding
+// them in a row gets the phrase as one more term, and a query holding them
+// in a row searches for the phrase.
+//
+// The file is parsed on first use, never at init: the CLI links this
+// package for its suggestions and must start like hello-world.
+
+//go:embed thesaurus.txt
+var thesaurusText string
+
+// Weights of a match through the thesaurus, relative to the query's own
+// word (1). Tuned on the development intents (testdata/README.md).
+var (
+	weightEquivalent = 0.9
+	weightRelated    = 0.7
+)
+
+// ErrThesaurus is the kind of every error reading a thesaurus.
+var ErrThesaurus error = thesaurusError{}
+
+// thesaurusError is ErrThesaurus's type: a value, so that declaring it is
+// no work at init.
+type thesaurusError struct{}
+
+func (thesaurusError) Error() string { return "bad thesaurus" }
+
+// thesaurus is a parsed thesaurus.txt.
+type thesaurus struct {
+	alts    map[string][]related  // term → the other entries of its groups (equivalent if any group says so)
+	phrases map[string][][]string // first term → the phrases it starts, longest first
+	written map[string]string     // term → the entry as written, for the why of a match
+}
+
+// alt is one term a query word may match, with the weight of that match.
+type alt struct {
+	term   string
+	weight float64
+}
+
+// related is an entry of a word's thesaurus groups.
+type related struct {
+	term       string
+	equivalent bool // in a group of equivalents (else related words)
+}
+
+func (r related) weight() float64 {
+	if r.equivalent {
+		return weightEquivalent
+	}
+	return weightRelated
+}
+
+var (
+	builtinOnce sync.Once
+	builtinThes *thesaurus
+)
+
+// builtin is the embedded thesaurus, parsed on first use.
+func builtin() *thesaurus {
+	builtinOnce.Do(func() {
+		t, err := parseThesaurus(thesaurusText)
+		if err != nil {
+			// The embedded file is checked by TestThesaurusFile; a build
+			// whose data is broken must not rank silently without it.
+			panic(err)
+		}
+		builtinThes = t
+	})
+	return builtinThes
+}
+
+// parseThesaurus reads the thesaurus format, one group a line ("#" starts
+// a comment):
+//
+//	a = b = c      equivalents: each matches the others (weightEquivalent)
+//	a, b, c        related words: each matches the others (weightRelated)
+//	a > b, c       one way: a matches b and c (weightRelated), not the reverse
+//
+// The a of a one-way line may be a common word that search otherwise
+// ignores: a cue, which in a query matches only what it points to ("when >
+// time, date").
+// A line is one kind only. An entry is a word or a phrase of several words,
+// reduced to terms the way documents are (stop words dropped, stemmed).
+func parseThesaurus(text string) (*thesaurus, error) {
+	t := &thesaurus{alts: map[string][]related{}, phrases: map[string][][]string{}, written: map[string]string{}}
+	for n, line := range strings.Split(text, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("%w: line %d: %s", ErrThesaurus, n+1, fmt.Sprintf(format, args...))
+		}
+		kinds := 0
+		for _, sep := range []string{"=", ",", ">"} {
+			if strings.Contains(line, sep) {
+				kinds++
+			}
+		}
+		oneWay := strings.Contains(line, ">")
+		switch {
+		case kinds == 0:
+			return nil, bad("a group needs at least two entries")
+		case kinds > 1 && !(oneWay && kinds == 2 && !strings.Contains(line, "=")):
+			return nil, bad("a line is equivalents (a = b), related words (a, b) or one way (a > b, c), not a mix")
+		case oneWay && strings.Count(line, ">") > 1:
+			return nil, bad("one way is a single word or phrase, then \">\", then what it matches")
+		}
+		var entries []string
+		equivalent := false
+		switch {
+		case oneWay:
+			from, to, _ := strings.Cut(line, ">")
+			entries = append([]string{from}, strings.Split(to, ",")...)
+		case strings.Contains(line, "="):
+			entries, equivalent = strings.Split(line, "="), true
+		default:
+			entries = strings.Split(line, ",")
+		}
+		var group []string
+		for _, entry := range entries {
+			entry = strings.TrimSpace(entry)
+			if entry == "" {
+				return nil, bad("an empty entry")
+			}
+			terms := entryTerms(entry)
+			if len(terms) == 0 && oneWay && len(group) == 0 && stopWords()[strings.ToLower(entry)] {
+				// A cue: a common word documents do not index, which in a
+				// query says what is asked for ("when" → a time).
+				terms = []string{strings.ToLower(entry)}
+			}
+			if len(terms) == 0 {
+				return nil, bad("%q is only common words, which search ignores", entry)
+			}
+			key := strings.Join(terms, " ")
+			if slices.Contains(group, key) {
+				return nil, bad("%q says the same as another entry of the line", entry)
+			}
+			group = append(group, key)
+			if _, ok := t.written[key]; !ok {
+				t.written[key] = entry
+			}
+			if len(terms) > 1 && !slices.ContainsFunc(t.phrases[terms[0]], func(p []string) bool { return slices.Equal(p, terms) }) {
+				t.phrases[terms[0]] = append(t.phrases[terms[0]], terms)
+			}
+		}
+		if len(group) < 2 {
+			return nil, bad("a group needs at least two entries")
+		}
+		if oneWay {
+			for _, b := range group[1:] {
+				t.add(group[0], b, false)
+			}
+			continue
+		}
+		for _, a := range group {
+			for _, b := range group {
+				if a != b {
+					t.add(a, b, equivalent)
+				}
+			}
+		}
+	}
+	for _, ps := range t.phrases {
+		slices.SortStableFunc(ps, func(a, b []string) int { return len(b) - len(a) })
+	}
+	return t, nil
+}
+
+// entryTerms reduces an entry to terms, each word whole ("k8s", "oauth2"):
+// the terms a document has for those words, whole or not.
+func entryTerms(entry string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(entry, func(r rune) bool { return !isWordRune(r) }) {
+		if t, ok := term(w); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// add records that term a also matches b (as an equivalent if any group
+// of both says so).
+func (t *thesaurus) add(a, b string, equivalent bool) {
+	for i, x := range t.alts[a] {
+		if x.term == b {
+			t.alts[a][i].equivalent = x.equivalent || equivalent
+			return
+		}
+	}
+	t.alts[a] = append(t.alts[a], related{b, equivalent})
+}
+
+// phraseAt returns the longest phrase the thesaurus knows that starts at
+// terms[i] (its length in terms), or 0.
+func (t *thesaurus) phraseAt(terms []string, i int) int {
+	for _, p := range t.phrases[terms[i]] {
+		if i+len(p) <= len(terms) && slices.Equal(terms[i:i+len(p)], p) {
+			return len(p)
+		}
+	}
+	return 0
+}

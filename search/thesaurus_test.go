@@ -1,0 +1,95 @@
+package search
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The embedded thesaurus parses: every line a group of two or more
+// entries, each reduced to terms.
+func TestThesaurusFile(t *testing.T) {
+	if _, err := parseThesaurus(thesaurusText); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// matches is what a query word matches through the thesaurus.
+func matches(word string) []string {
+	var out []string
+	for _, c := range ParseQuery(word).concepts {
+		for _, a := range c.alts[1:] {
+			out = append(out, builtin().written[a.term])
+		}
+	}
+	return out
+}
+
+// The vocabulary the issue names: abbreviations both ways, phrases, and
+// verb classes.
+func TestThesaurusVocabulary(t *testing.T) {
+	for _, c := range []struct{ word, want string }{
+		{"ticket", "issue"}, {"issue", "ticket"},
+		{"dir", "directory"}, {"directories", "dir"}, {"folder", "directory"},
+		{"MR", "merge request"}, {"merge request", "mr"},
+		{"PR", "pull request"}, {"PRs", "pull request"}, {"pull requests", "pr"},
+		{"k8s", "kubernetes"}, {"kubernetes", "k8s"},
+		{"repo", "repository"}, {"repositories", "repo"},
+		{"db", "database"},
+		{"make", "create"}, {"new", "create"}, {"add", "create"}, {"start", "create"}, {"open", "create"},
+		{"erase", "delete"}, {"forget", "delete"}, {"drop", "delete"}, {"remove", "delete"},
+		{"show", "list"}, {"enumerate", "list"},
+		{"fetch", "get"}, {"retrieve", "read"}, {"view", "get"},
+		{"edit", "update"}, {"modify", "change"},
+		{"when", "time"}, // a cue: a common word that points somewhere
+	} {
+		if got := matches(c.word); !slices.Contains(got, c.want) {
+			t.Errorf("%q matches %q, not %q", c.word, got, c.want)
+		}
+	}
+	// One way: "open" may mean create, but "create" never means open;
+	// "drop" may mean delete, "delete" never drag-and-drop.
+	for _, c := range []struct{ word, not string }{{"create", "open"}, {"delete", "drop"}, {"make", "start"}} {
+		if got := matches(c.word); slices.Contains(got, c.not) {
+			t.Errorf("%q matches %q", c.word, c.not)
+		}
+	}
+}
+
+func TestThesaurusFormat(t *testing.T) {
+	th, err := parseThesaurus("# comment\nrepository = repo\ncreate, make, new # trailing\n\nopen > create, read\npull request = pr\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]related{
+		"repositori": {{"repo", true}}, "repo": {{"repositori", true}},
+		"creat": {{"make", false}, {"new", false}}, "open": {{"creat", false}, {"read", false}},
+		"pull request": {{"pr", true}}, "pr": {{"pull request", true}},
+	}
+	for k, v := range want {
+		if got := th.alts[k]; !slices.Equal(got, v) {
+			t.Errorf("alts[%q] = %v, want %v", k, got, v)
+		}
+	}
+	if _, ok := th.alts["read"]; ok {
+		t.Errorf("one way went both ways: %v", th.alts["read"])
+	}
+	if n := th.phraseAt([]string{"open", "pull", "request"}, 1); n != 2 {
+		t.Errorf("phrase at 1: %d", n)
+	}
+	for _, c := range []struct{ text, want string }{
+		{"a = b, c", "line 1: a line is equivalents"},
+		{"x\nalone", "line 1: a group needs at least two entries"},
+		{"ab, , cd", "line 1: an empty entry"},
+		{"ab, the", `line 1: "the" is only common words`},
+		{"files, file", `line 1: "file" says the same as another entry`},
+		{"a > b > c", "line 1: one way is a single word"},
+		{"a > b = c", "line 1: a line is equivalents"},
+	} {
+		_, err := parseThesaurus(c.text)
+		if !errors.Is(err, ErrThesaurus) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("parse %q: %v, want %q", c.text, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package search
+
+import (
+	"os"
+	"strconv"
+	"testing"
+)
+
+// TestTune searches the ranking weights on the development intents only
+// (coordinate descent; MCPX_SEARCH_TUNE=1). It prints what it found; the
+// weights in rank.go and thesaurus.go are set by hand from it.
+func TestTune(t *testing.T) {
+	if os.Getenv("MCPX_SEARCH_TUNE") == "" {
+		t.Skip("MCPX_SEARCH_TUNE=1 runs it")
+	}
+	c := loadCorpus(t)
+	dev := loadIntents(t, "dev")
+	objective := func() float64 {
+		s := evaluate(mcpxRanker(c), dev)
+		return s.mrr + 0.5*s.r5
+	}
+	params := []struct {
+		name   string
+		p      *float64
+		values []float64
+	}{
+		{"name", &fieldWeight[FieldName], []float64{2, 3, 4, 5, 6, 8}},
+		{"title", &fieldWeight[FieldTitle], []float64{0.5, 1, 1.5, 2, 3}},
+		{"param", &fieldWeight[FieldParam], []float64{0.2, 0.4, 0.6, 0.8, 1}},
+		{"paramdesc", &fieldWeight[FieldParamDesc], []float64{0.1, 0.25, 0.4, 0.6, 0.8, 1}},
+		{"enum", &fieldWeight[FieldEnum], []float64{0.2, 0.35, 0.5, 0.75, 1}},
+		{"instructions", &fieldWeight[FieldInstructions], []float64{0, 0.1, 0.15, 0.3}},
+		{"bname", &fieldB[FieldName], []float64{0, 0.3, 0.5, 0.75}},
+		{"bdesc", &fieldB[FieldDescription], []float64{0.3, 0.5, 0.75, 0.9}},
+		{"bparamdesc", &fieldB[FieldParamDesc], []float64{0.3, 0.5, 0.75, 0.9}},
+		{"k1", &bm25K1, []float64{0.6, 0.75, 0.9, 1.2, 1.5, 2}},
+		{"coverage", &nameCoverage, []float64{0, 0.5, 1, 1.5, 2, 3, 4}},
+		{"equivalent", &weightEquivalent, []float64{0.7, 0.8, 0.9, 1}},
+		{"related", &weightRelated, []float64{0.4, 0.5, 0.6, 0.65, 0.7, 0.8, 0.9}},
+		{"shape", &weightShape, []float64{0.3, 0.5, 0.65, 0.8, 1}},
+		{"valueword", &weightValueWord, []float64{0, 0.1, 0.25, 0.4, 0.6, 1}},
+		{"context", &weightContext, []float64{0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1}},
+		{"write", &writePenalty, []float64{0.5, 0.6, 0.7, 0.8, 0.9, 1}},
+	}
+	best := objective()
+	t.Logf("start: %.4f", best)
+	for round := 0; round < 3; round++ {
+		for _, p := range params {
+			keep := *p.p
+			for _, v := range p.values {
+				*p.p = v
+				if o := objective(); o > best+1e-9 {
+					best, keep = o, v
+				}
+			}
+			*p.p = keep
+		}
+		var line string
+		for _, p := range params {
+			line += " " + p.name + "=" + strconv.FormatFloat(*p.p, 'g', -1, 64)
+		}
+		t.Logf("round %d: %.4f%s", round, best, line)
+	}
+	// How flat the optimum is, one weight at a time.
+	for _, p := range params {
+		keep := *p.p
+		line := p.name + ":"
+		for _, v := range p.values {
+			*p.p = v
+			line += " " + strconv.FormatFloat(v, 'g', -1, 64) + "→" + strconv.FormatFloat(objective(), 'f', 3, 64)
+		}
+		*p.p = keep
+		t.Log(line)
+	}
+	s := evaluate(mcpxRanker(c), dev)
+	t.Logf("dev: recall@1 %.2f recall@5 %.2f MRR@10 %.2f", s.r1, s.r5, s.mrr)
+}

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	ucli "github.com/urfave/cli/v3"
@@ -12,6 +11,24 @@ import (
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/service"
 )
+
+// configFlag is --config as an absolute path ("" when not given), checked
+// like MCPX_CONFIG (config.CheckConfigFile) but blaming the flag the user
+// gave, not MCPX_CONFIG, which --config stands in for.
+func configFlag(cmd *ucli.Command) (string, error) {
+	file := cmd.String("config")
+	if file == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "", usagef("--config %s: %v", file, err)
+	}
+	if _, err := config.CheckConfigFile(abs); err != nil {
+		return "", &client.ConfigError{Err: fmt.Errorf("--config %s %w", file, err)}
+	}
+	return abs, nil
+}
 
 // jsonOut reports whether --json was given (anywhere on the line).
 func jsonOut(cmd *ucli.Command) bool { return cmd.Bool("json") }
@@ -23,18 +40,9 @@ func (a *App) client(ctx context.Context, cmd *ucli.Command) (*client.Client, er
 	if err != nil {
 		return nil, err
 	}
-	file := cmd.String("config")
-	if file != "" {
-		if file, err = filepath.Abs(file); err != nil {
-			return nil, usagef("--config %s: %v", cmd.String("config"), err)
-		}
-		// Blame the flag the user gave, not MCPX_CONFIG (which --config
-		// stands in for below).
-		if fi, err := os.Stat(file); err != nil {
-			return nil, &client.ConfigError{Err: fmt.Errorf("--config %s: %w", cmd.String("config"), err)}
-		} else if fi.IsDir() {
-			return nil, &client.ConfigError{Err: fmt.Errorf("--config %s: is a directory, not a config file", cmd.String("config"))}
-		}
+	file, err := configFlag(cmd)
+	if err != nil {
+		return nil, err
 	}
 	return client.New(client.Options{
 		Dir:        cmd.String("directory"),
@@ -47,6 +55,7 @@ func (a *App) client(ctx context.Context, cmd *ucli.Command) (*client.Client, er
 		Ask:        a.asker(),
 		// Zero: the client's default bound.
 		RequestTimeout: a.RequestTimeout,
+		OnUnresponsive: a.unresponsiveNotice,
 	})
 }
 

@@ -146,7 +146,7 @@ func (a *App) root(args []string) *ucli.Command {
 		},
 	}
 	onUsage := func(_ context.Context, cmd *ucli.Command, err error, _ bool) error {
-		return flagError(cmd, err)
+		return flagError(cmd, err, args)
 	}
 	var walk func(*ucli.Command)
 	walk = func(c *ucli.Command) {
@@ -223,6 +223,7 @@ type usageError struct {
 	err     error
 	cmd     string // the command's full name, for the help hint
 	suggest string // the nearest command or flag, for "did you mean"
+	hint    string // what to do instead, when there is nothing to suggest
 }
 
 func (e *usageError) Error() string { return e.err.Error() }
@@ -277,41 +278,6 @@ func unknownCommand(cmd *ucli.Command, name string) error {
 		what = fmt.Sprintf("%s has no subcommand %q (it has %s)", cmd.FullName(), name, strings.Join(names, ", "))
 	}
 	return &usageError{err: errors.New(what), cmd: cmd.FullName(), suggest: search.Suggest(name, names)}
-}
-
-// flagError is the usage error for a command line urfave/cli could not
-// parse; an undefined flag is named as the user wrote it, with the nearest
-// defined one.
-func flagError(cmd *ucli.Command, err error) error {
-	if _, name, ok := strings.Cut(err.Error(), "flag provided but not defined: "); ok {
-		name = strings.TrimLeft(strings.TrimSpace(name), "-")
-		dashes := "--"
-		if len(name) == 1 {
-			dashes = "-"
-		}
-		err = fmt.Errorf("unknown flag %s%s", dashes, name)
-		return &usageError{err: err, cmd: cmd.FullName(), suggest: nearestFlag(cmd, name)}
-	}
-	return &usageError{err: err, cmd: cmd.FullName()}
-}
-
-// nearestFlag suggests the nearest flag of cmd (and its ancestors, whose
-// flags it inherits) for an undefined flag name.
-func nearestFlag(cmd *ucli.Command, name string) string {
-	var names []string
-	for _, c := range cmd.Lineage() {
-		for _, f := range c.Flags {
-			names = append(names, f.Names()...)
-		}
-	}
-	best := search.Suggest(name, names)
-	if best == "" {
-		return ""
-	}
-	if len(best) == 1 {
-		return "-" + best
-	}
-	return "--" + best
 }
 
 // commandAt is the index in args of the command's name: the first

@@ -17,7 +17,7 @@ func enableCompletion(root *ucli.Command) {
 		c.Hidden = false
 		c.Action = groupAction
 		c.OnUsageError = func(_ context.Context, cmd *ucli.Command, err error, _ bool) error {
-			return flagError(cmd, err)
+			return flagError(cmd, err, nil)
 		}
 		c.Usage = "print a shell completion script: mcpx completion bash|zsh|fish|pwsh"
 		c.Description = "Source the output to complete mcpx commands and flags:\n\n" +

@@ -182,6 +182,8 @@ func classify(err error) failure {
 		hint := "see `" + help + "`"
 		if ue.suggest != "" {
 			hint = "did you mean " + ue.suggest + "?"
+		} else if ue.hint != "" {
+			hint = ue.hint
 		}
 		return failure{exit: ExitUsage, code: codeUsage, what: ue.Error(), hint: hint}
 	case errors.As(err, &unv) && strings.HasPrefix(unv.Var, "input:"):
@@ -267,7 +269,7 @@ func classifyAPI(e *client.APIError) failure {
 		return f(ExitUsage, b.Code, "pass large values in a file the tool reads, not as arguments", "")
 	case api.CodeConfirmation:
 		return f(ExitPolicy, b.Code, "pass --yes to confirm", "")
-	case api.CodePolicyDenied, api.CodeAnnotationsUnknown, api.CodeUntrusted:
+	case api.CodePolicyDenied, api.CodeAnnotationsUnknown, api.CodeUntrusted, api.CodeToolHidden:
 		return f(ExitPolicy, b.Code, "", "")
 	case api.CodeServerError:
 		// The server itself answered the call with a JSON-RPC error: the

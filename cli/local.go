@@ -107,10 +107,11 @@ func (a *App) target(cmd *ucli.Command, l *local) (*target, error) {
 		return nil, err
 	}
 	getenv := a.Getenv
-	if file := cmd.String("config"); file != "" {
-		if file, err = filepath.Abs(file); err != nil {
-			return nil, usagef("--config %s: %v", cmd.String("config"), err)
-		}
+	file, err := configFlag(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if file != "" {
 		getenv = override(a.Getenv, "MCPX_CONFIG", file)
 	}
 	sources, err := config.Discover(dir, getenv)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/proc"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -126,6 +127,9 @@ func (a *App) status(ctx context.Context, cmd *ucli.Command) (*statusDoc, error)
 		live, err := liveStatus(ctx, t.socket)
 		if err != nil {
 			doc.LiveError = err.Error()
+			if st.PID > 0 && proc.Stopped(st.PID) {
+				doc.LiveError += fmt.Sprintf("; its process (pid %d) is stopped (SIGSTOP or a debugger): `kill -CONT %d` resumes it, `mcpx stop` ends it", st.PID, st.PID)
+			}
 		} else {
 			doc.Live = live
 		}

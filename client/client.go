@@ -97,6 +97,11 @@ type Options struct {
 	// (keepalive.go): for a long-lived process that sends many, mcpx
 	// serve. The CLI sends one request and leaves it off.
 	KeepAlive bool
+	// OnUnresponsive, when set, is told (once per request, on the
+	// request's goroutine) that the daemon has not begun to answer for a
+	// few seconds and did not answer a health check either (silence.go):
+	// the caller can tell the user why the command waits.
+	OnUnresponsive func(Unresponsive)
 }
 
 // Client talks to the daemon serving one directory. It is safe for
@@ -126,6 +131,11 @@ type Client struct {
 	// pool holds idle connections (Options.KeepAlive; nil: a connection
 	// per request).
 	pool *connPool
+	// onUnresponsive is Options.OnUnresponsive; silentAfter, probeTimeout
+	// and discoveryBound are silence.go's durations (seams for tests; 0:
+	// the defaults; silentAfter < 0 turns the check off).
+	onUnresponsive                            func(Unresponsive)
+	silentAfter, probeTimeout, discoveryBound time.Duration
 
 	prepareOnce sync.Once
 	prepareErr  error
@@ -206,7 +216,7 @@ func New(opts Options) (*Client, error) {
 	}
 	c := &Client{dir: dir, getenv: getenv, lookupEnv: lookupEnv, cfg: cfg, key: key, paths: paths, socket: socket,
 		manager: opts.Manager, wait: wait, timeout: opts.RequestTimeout, margin: opts.CallMargin, peerUID: peercred.UID,
-		uid: os.Getuid(), self: self, ask: opts.Ask}
+		uid: os.Getuid(), self: self, ask: opts.Ask, onUnresponsive: opts.OnUnresponsive}
 	if c.timeout <= 0 {
 		c.timeout = 2 * time.Minute
 	}

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -16,10 +17,15 @@ import (
 // key record or environment written. Callers use it only when the service
 // manager says the daemon runs, so the connection cannot start one.
 func LiveStatus(ctx context.Context, socket string) (*api.Status, error) {
-	c := &Client{socket: socket, peerUID: peercred.UID, uid: os.Getuid()}
-	ctx, cancel := context.WithTimeout(context.WithValue(ctx, noActivate{}, true), 5*time.Second)
+	// Bounded as it is, it needs no health check of its own (silence.go).
+	c := &Client{socket: socket, peerUID: peercred.UID, uid: os.Getuid(), silentAfter: -1}
+	const bound = 5 * time.Second
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, noActivate{}, true), bound)
 	defer cancel()
 	status, data, _, err := c.roundTrip(ctx, "GET", api.PathStatus, nil)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, fmt.Errorf("GET %s on %s: no answer within %s: %w", api.PathStatus, socket, bound, ErrDaemonUnavailable)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("GET %s on %s: %w", api.PathStatus, socket, err)
 	}

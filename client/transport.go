@@ -399,7 +399,10 @@ func (c *Client) open(ctx context.Context, method, target string, payload []byte
 			}
 			cn = &conn{Conn: nc, br: bufio.NewReaderSize(nc, 16<<10)}
 		}
-		resp, written, err = cn.exchange(ctx, req)
+		kept := cn
+		resp, written, err = cn.exchange(ctx, req, func(sent time.Time) error {
+			return c.awaitAnswer(ctx, kept, kept.br, target, sent)
+		})
 		if err != nil && cn.reused && ctx.Err() == nil && retryable(method, written, err) {
 			// A kept connection the daemon closed (idle, restarting)
 			// before it read the request.
@@ -411,9 +414,10 @@ func (c *Client) open(ctx context.Context, method, target string, payload []byte
 	}
 }
 
-// exchange writes req on cn and reads the answer's head. On an error cn
-// is closed.
-func (cn *conn) exchange(ctx context.Context, req h1.Request) (resp *h1.Response, written bool, err error) {
+// exchange writes req on cn and reads the answer's head, waiting for its
+// first byte with await (Client.awaitAnswer, given when the request left)
+// when set. On an error cn is closed.
+func (cn *conn) exchange(ctx context.Context, req h1.Request, await func(sent time.Time) error) (resp *h1.Response, written bool, err error) {
 	stop := context.AfterFunc(ctx, func() { cn.Close() })
 	defer stop()
 	if werr := h1.WriteRequest(cn, req); werr != nil {
@@ -427,6 +431,12 @@ func (cn *conn) exchange(ctx context.Context, req h1.Request) (resp *h1.Response
 		}
 		cn.Close()
 		return nil, false, werr
+	}
+	if await != nil {
+		if err := await(time.Now()); err != nil {
+			cn.Close()
+			return nil, true, err
+		}
 	}
 	resp, err = h1.ReadResponse(cn.br)
 	if err != nil {

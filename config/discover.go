@@ -56,9 +56,9 @@ func Discover(dir string, getenv Getenv) ([]string, error) {
 		if !filepath.IsAbs(explicit) {
 			explicit = filepath.Join(real, explicit)
 		}
-		p, ok := readableFile(explicit)
-		if !ok {
-			return nil, fmt.Errorf("config file %s (MCPX_CONFIG): %w: %w", explicit, ErrNoConfigFile, fs.ErrNotExist)
+		p, err := CheckConfigFile(explicit)
+		if err != nil {
+			return nil, fmt.Errorf("config file %s (MCPX_CONFIG) %w", explicit, err)
 		}
 		return []string{p}, nil
 	}
@@ -157,6 +157,77 @@ func enabledHosts(userCfg string) (func(*hosts.Host) bool, error) {
 		return func(h *hosts.Host) bool { return h.Name == "mcpx" || slices.Contains(names, h.Name) }, nil
 	}
 	return nil, nil
+}
+
+// CheckConfigFile checks the one file a user named as the config
+// (MCPX_CONFIG, --config) and returns its symlink-resolved path. Its error
+// reads after the name ("… does not exist", "… is a FIFO (named pipe),
+// not a regular file; …") and wraps the kind: ErrNoConfigFile with
+// fs.ErrNotExist, or ErrNotRegular (a FIFO would hang or feed mcpx, a
+// device or a directory holds no config).
+func CheckConfigFile(p string) (string, error) {
+	unreadable := func(err error) error {
+		return &configFileError{msg: "cannot be read: " + err.Error(), kinds: []error{err}}
+	}
+	missing := &configFileError{msg: "does not exist", kinds: []error{ErrNoConfigFile, fs.ErrNotExist}}
+	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+		return "", missing
+	} else if err != nil {
+		return "", unreadable(err)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		missing.msg = "is a symlink to a file that does not exist"
+		return "", missing
+	} else if err != nil {
+		return "", unreadable(err)
+	}
+	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", unreadable(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", unreadable(err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", &configFileError{msg: "is " + FileKind(fi.Mode()) + ", not a regular file; mcpx reads its config only from regular files",
+			kinds: []error{ErrNotRegular}}
+	}
+	return real, nil
+}
+
+// configFileError is what is wrong with a named config file, as a phrase
+// that follows its name, with the kinds it is (errors.Is).
+type configFileError struct {
+	msg   string
+	kinds []error
+}
+
+func (e *configFileError) Error() string   { return e.msg }
+func (e *configFileError) Unwrap() []error { return e.kinds }
+
+// FileKind names the type of a file mode for messages ("a FIFO (named
+// pipe)", "a directory", ...).
+func FileKind(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t == 0:
+		return "a regular file"
+	case t&fs.ModeDir != 0:
+		return "a directory"
+	case t&fs.ModeNamedPipe != 0:
+		return "a FIFO (named pipe)"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeCharDevice != 0:
+		return "a character device"
+	case t&fs.ModeDevice != 0:
+		return "a block device"
+	case t&fs.ModeSymlink != 0:
+		return "a symlink"
+	}
+	return "a special file"
 }
 
 // readableFile resolves p through symlinks and reports whether it is a

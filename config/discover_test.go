@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -79,6 +80,31 @@ func TestDiscoverOrder(t *testing.T) {
 		_, err := Discover(sub, env(map[string]string{"MCPX_CONFIG": filepath.Join(root, "none.json")}))
 		if !errors.Is(err, ErrNoConfigFile) || !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "none.json") {
 			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("MCPX_CONFIG that is not a regular file says what it is", func(t *testing.T) {
+		fifo := filepath.Join(root, "fifo.json")
+		if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		dangling := filepath.Join(root, "dangling.json")
+		if err := os.Symlink(filepath.Join(root, "gone.json"), dangling); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			path, want string
+			kind       error
+		}{
+			{fifo, fifo + " (MCPX_CONFIG) is a FIFO (named pipe), not a regular file", ErrNotRegular},
+			{"/dev/null", "/dev/null (MCPX_CONFIG) is a character device, not a regular file", ErrNotRegular},
+			{root, root + " (MCPX_CONFIG) is a directory, not a regular file", ErrNotRegular},
+			{dangling, dangling + " (MCPX_CONFIG) is a symlink to a file that does not exist", fs.ErrNotExist},
+			{filepath.Join(root, "none.json"), "none.json (MCPX_CONFIG) does not exist", ErrNoConfigFile},
+		} {
+			_, err := Discover(sub, env(map[string]string{"MCPX_CONFIG": c.path}))
+			if !errors.Is(err, c.kind) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("MCPX_CONFIG=%s: err = %v; want %v saying %q", c.path, err, c.kind, c.want)
+			}
 		}
 	})
 	t.Run("nothing found means built-in", func(t *testing.T) {

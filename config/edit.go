@@ -24,11 +24,23 @@ var ErrServerExists = errors.New("server already defined")
 var ErrNoServer = errors.New("no such server")
 
 // EntryJSON is a server entry as mcpx writes it, keys in the order people
-// read them.
+// read them. Its mcpx block holds what the entry itself set (its own block,
+// or a host's keys mapped to it: tool filters, timeouts, description), not
+// the defaults it inherits.
 func EntryJSON(s *Server) any {
 	type block struct {
-		Tools        []string `json:"tools,omitempty"`
-		ExcludeTools []string `json:"excludeTools,omitempty"`
+		Sharing         string   `json:"sharing,omitempty"`
+		Scope           string   `json:"scope,omitempty"`
+		Max             int      `json:"max,omitempty"`
+		IdleTimeout     Duration `json:"idleTimeout,omitempty"`
+		StartTimeout    Duration `json:"startTimeout,omitempty"`
+		CallTimeout     Duration `json:"callTimeout,omitempty"`
+		MaxMessageBytes int64    `json:"maxMessageBytes,omitempty"`
+		Tools           []string `json:"tools,omitempty"`
+		ExcludeTools    []string `json:"excludeTools,omitempty"`
+		Description     string   `json:"description,omitempty"`
+		Policy          *Policy  `json:"policy,omitempty"`
+		Auth            *Auth    `json:"auth,omitempty"`
 	}
 	type entry struct {
 		Command   string            `json:"command,omitempty"`
@@ -44,8 +56,15 @@ func EntryJSON(s *Server) any {
 	if s.URL != "" && s.Transport == TransportSSE {
 		e.Transport = TransportSSE
 	}
-	if len(s.Options.Tools) > 0 || len(s.Options.ExcludeTools) > 0 {
-		e.MCPX = &block{Tools: s.Options.Tools, ExcludeTools: s.Options.ExcludeTools}
+	o := s.own.over(Options{})
+	b := block{Sharing: o.Sharing, Scope: o.Scope, Max: o.Max, IdleTimeout: o.IdleTimeout, StartTimeout: o.StartTimeout,
+		CallTimeout: o.CallTimeout, MaxMessageBytes: o.MaxMessageBytes, Tools: o.Tools, ExcludeTools: o.ExcludeTools,
+		Description: o.Description, Auth: o.Auth}
+	if o.Policy != (Policy{}) {
+		b.Policy = &o.Policy
+	}
+	if j, _ := json.Marshal(b); string(j) != "{}" {
+		e.MCPX = &b
 	}
 	return e
 }

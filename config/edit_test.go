@@ -3,8 +3,10 @@ package config
 import (
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestAddRemoveServerKeepsTheRest(t *testing.T) {
@@ -80,5 +82,42 @@ func TestRemoveServerPositions(t *testing.T) {
 	}
 	if _, err := RemoveServer("f.json", []byte(src), "zz"); !errors.Is(err, ErrNoServer) {
 		t.Errorf("remove unknown: %v", err)
+	}
+}
+
+// What a host's entry sets of mcpx's options — timeouts, tool filters, a
+// description — is applied when read live and written by EntryJSON (what
+// `config import` copies), never the defaults it inherits. Cline's
+// timeout (seconds) bounds calls.
+func TestEntryJSONKeepsWhatTheHostSet(t *testing.T) {
+	w := newHostWorld(t)
+	write(t, filepath.Join(w.home, ".codex", "config.toml"), "[mcp_servers.cdx]\ncommand = \"x\"\nstartup_timeout_sec = 20\ntool_timeout_sec = 300\n")
+	write(t, filepath.Join(w.home, ".gemini", "settings.json"), `{"mcpServers": {"gem": {"command": "x", "timeout": 45000, "description": "Gemini's", "excludeTools": ["rm"]}}}`)
+	write(t, filepath.Join(w.home, ".config", "Code", "User", "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json"),
+		`{"mcpServers": {"cl": {"command": "x", "timeout": 90, "autoApprove": []}}}`)
+	write(t, filepath.Join(w.home, ".cursor", "mcp.json"), `{"mcpServers": {"cur": {"command": "x"}}}`)
+	write(t, filepath.Join(w.home, ".config", "mcpx", "config.json"), `{"mcpServers": {"own": {"command": "x", "mcpx": {"scope": "cwd", "policy": {"destructive": "deny"}}}}}`)
+	c := w.load(t, w.home)
+	for name, want := range map[string]string{
+		"cdx": `{"command":"x","mcpx":{"startTimeout":"20s","callTimeout":"5m0s"}}`,
+		"gem": `{"command":"x","mcpx":{"callTimeout":"45s","excludeTools":["rm"],"description":"Gemini's"}}`,
+		"cl":  `{"command":"x","mcpx":{"callTimeout":"1m30s"}}`,
+		"cur": `{"command":"x"}`,
+		"own": `{"command":"x","mcpx":{"scope":"cwd","policy":{"destructive":"deny"}}}`,
+	} {
+		s := c.Servers[name]
+		if s == nil {
+			t.Fatalf("no server %s (%v)", name, c.Warnings)
+		}
+		got, err := json.Marshal(EntryJSON(s))
+		if err != nil || string(got) != want {
+			t.Errorf("EntryJSON(%s) = %s, %v; want %s", name, got, err, want)
+		}
+	}
+	if got := c.Servers["cl"].Options.CallTimeout; got != Duration(90*time.Second) {
+		t.Errorf("Cline's timeout read live: callTimeout %s, want 1m30s", got)
+	}
+	if got := c.Servers["cur"].Options.CallTimeout; got.D() != DefaultCallTimeout {
+		t.Errorf("an entry without a timeout: callTimeout %s", got)
 	}
 }

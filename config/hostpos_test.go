@@ -43,6 +43,9 @@ func TestHostProblemsArePlaced(t *testing.T) {
 			[]want{{"loc", `{"A"`, `env.A must be a string`}}},
 		{filepath.Join(w.home, ".gemini", "settings.json"), "{\"mcpServers\": {\n  \"gem\": {\"command\": \"x\", \"excludeTools\": [\"/(/\"]}}}\n",
 			[]want{{"gem", `{"command"`, `tool filter`}}},
+		// opencode's V2 layout: the place is inside mcp.servers.
+		{filepath.Join(w.home, ".config", "opencode", "opencode.json"), "{\"mcp\": {\"servers\": {\n  \"oc2\": {\"type\": \"local\", \"command\": \"x\", \"timeout\": \"slow\"}}}}\n",
+			[]want{{"oc2", `"slow"`, `"timeout" must be`}}},
 	}
 	for _, f := range files {
 		write(t, f.path, f.content)

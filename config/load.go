@@ -391,6 +391,7 @@ func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
 		e := r.entry
 		e.server.Name = r.name
 		e.server.Options = e.layer.over(s.Defaults)
+		e.server.own = e.layer
 		c.Servers[r.name] = e.server
 	}
 	markSelf(c, getenv)

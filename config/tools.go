@@ -5,6 +5,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/mcpx-dev/mcpx/config/hosts"
 )
 
 // ToolAllowed applies tools/excludeTools. Each pattern is a tool name, a
@@ -20,12 +22,46 @@ func (o Options) ToolAllowed(name string) bool {
 }
 
 func matchAny(patterns []string, name string) bool {
+	_, ok := firstMatch(patterns, name)
+	return ok
+}
+
+// firstMatch returns the first of patterns that matches name.
+func firstMatch(patterns []string, name string) (string, bool) {
 	for _, p := range patterns {
 		if ok, _ := matchTool(p, name); ok {
-			return true
+			return p, true
 		}
 	}
-	return false
+	return "", false
+}
+
+// HiddenTool is why a server's tool filter hides a tool.
+type HiddenTool struct {
+	// Key is the filter's key as Source spells it ("mcpx.excludeTools",
+	// Windsurf's "disabledTools", Codex's "enabled_tools", ...).
+	Key string
+	// Source is the file that holds it.
+	Source string
+	// Pattern is the pattern of an exclusion list that matches the tool;
+	// "" when the tool is hidden because an allow list does not name it.
+	Pattern string
+}
+
+// HiddenBy reports which of s's tool filters hides tool (as ToolAllowed
+// decides: the exclusion list first), or false when tool is not hidden.
+func (s *Server) HiddenBy(tool string) (HiddenTool, bool) {
+	toolsKey, excludeKey := hosts.MCPXToolsKey, hosts.MCPXExcludeToolsKey
+	if h := hosts.ByName(s.Host); h != nil && s.Source != "" && h.Format(s.Source) != hosts.MCPX {
+		toolsKey, excludeKey = h.ToolsKey, h.ExcludeToolsKey
+	}
+	if p, ok := firstMatch(s.Options.ExcludeTools, tool); ok {
+		return HiddenTool{Key: excludeKey, Source: s.Source, Pattern: p}, true
+	}
+	if len(s.Options.Tools) > 0 && !matchAny(s.Options.Tools, tool) {
+		return HiddenTool{Key: toolsKey, Source: s.Source}, true
+	}
+	return HiddenTool{}, false
 }
 
 // matchTool reports whether one pattern matches name; the error is a

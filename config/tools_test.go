@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -63,5 +64,46 @@ func TestDurationJSON(t *testing.T) {
 	b, err := json.Marshal(Options{CallTimeout: Duration(90 * time.Second)})
 	if err != nil || string(b) != `{"callTimeout":"1m30s","policy":{}}` {
 		t.Errorf("marshal = %s, %v", b, err)
+	}
+}
+
+// HiddenBy names the filter that hides a tool as the file that holds it
+// spells it: Windsurf's disabledTools, Gemini's includeTools/excludeTools,
+// Codex's enabled_tools/disabled_tools, and mcpx's own block (in a
+// .mcp.json too).
+func TestHiddenBy(t *testing.T) {
+	w := newHostWorld(t)
+	ws := write(t, filepath.Join(w.home, ".codeium", "windsurf", "mcp_config.json"),
+		`{"mcpServers": {"ws": {"command": "x", "disabledTools": ["delete_*", "drop"]}}}`)
+	gem := write(t, filepath.Join(w.home, ".gemini", "settings.json"),
+		`{"mcpServers": {"gem": {"command": "x", "includeTools": ["read", "write"], "excludeTools": ["write"]}}}`)
+	cdx := write(t, filepath.Join(w.home, ".codex", "config.toml"), "[mcp_servers.cdx]\ncommand = \"x\"\nenabled_tools = [\"read\"]\n")
+	mcp := write(t, filepath.Join(w.home, ".mcp.json"), `{"mcpServers": {"own": {"command": "x", "mcpx": {"excludeTools": ["/^rm/"]}}}}`)
+	c := w.load(t, w.home)
+	for _, tc := range []struct {
+		server, tool string
+		want         HiddenTool // zero: not hidden
+	}{
+		{"ws", "delete_repo", HiddenTool{Key: "disabledTools", Source: ws, Pattern: "delete_*"}},
+		{"ws", "drop", HiddenTool{Key: "disabledTools", Source: ws, Pattern: "drop"}},
+		{"ws", "list", HiddenTool{}},
+		{"gem", "write", HiddenTool{Key: "excludeTools", Source: gem, Pattern: "write"}},
+		{"gem", "exec", HiddenTool{Key: "includeTools", Source: gem}},
+		{"gem", "read", HiddenTool{}},
+		{"cdx", "exec", HiddenTool{Key: "enabled_tools", Source: cdx}},
+		{"own", "rmdir", HiddenTool{Key: "mcpx.excludeTools", Source: mcp, Pattern: "/^rm/"}},
+		{"own", "ls", HiddenTool{}},
+	} {
+		s := c.Servers[tc.server]
+		if s == nil {
+			t.Fatalf("no server %s: %+v", tc.server, c.Warnings)
+		}
+		got, hidden := s.HiddenBy(tc.tool)
+		if hidden != (tc.want != HiddenTool{}) || got != tc.want {
+			t.Errorf("%s.%s: HiddenBy = %+v, %v; want %+v", tc.server, tc.tool, got, hidden, tc.want)
+		}
+		if hidden == s.Options.ToolAllowed(tc.tool) {
+			t.Errorf("%s.%s: HiddenBy and ToolAllowed disagree", tc.server, tc.tool)
+		}
 	}
 }

@@ -159,6 +159,11 @@ type Server struct {
 	Self bool `json:"-"`
 	// Ignored are keys of the host's entry mcpx does not use.
 	Ignored []string `json:"-"`
+
+	// own is what the entry itself sets of Options (its mcpx block, or
+	// the host's own keys mapped to it), without the defaults: what
+	// EntryJSON writes.
+	own optLayer
 }
 
 // CacheSettings bound the content-addressed store.

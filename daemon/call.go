@@ -88,9 +88,8 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 // elicit mode ask, its elicitations).
 func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.CallRequest, stream *frameStream) (*api.CallResponse, error) {
 	snap, view := d.toolsOf(st, s)
-	if !s.Options.ToolAllowed(req.Tool) {
-		_, err := findTool(s.Name, req.Tool, view.list())
-		return nil, err
+	if e := hiddenTool(s, req.Tool); e != nil {
+		return nil, e
 	}
 	var ts *toolSchema  // the tool's input schema, when known
 	var found *api.Tool // the tool's cached definition, when known

@@ -237,3 +237,27 @@ func TestPlainResultPassesThrough(t *testing.T) {
 		}
 	}
 }
+
+// A tool the server's filter hides is refused with 403 tool_hidden naming
+// the filter and its file, never reported as unknown.
+func TestHiddenToolAnswer(t *testing.T) {
+	s := &config.Server{Name: "ws", Host: "windsurf", Source: "/home/u/.codeium/windsurf/mcp_config.json",
+		Options: config.Options{ExcludeTools: []string{"delete_*", "drop"}}}
+	for tool, want := range map[string]string{
+		"delete_repo": `ws.delete_repo is hidden by "disabledTools" in /home/u/.codeium/windsurf/mcp_config.json (it matches "delete_*")`,
+		"drop":        `ws.drop is hidden by "disabledTools" in /home/u/.codeium/windsurf/mcp_config.json; remove it from that list`,
+	} {
+		e := hiddenTool(s, tool)
+		if e == nil || e.status != http.StatusForbidden || e.body.Code != api.CodeToolHidden || !strings.Contains(e.body.Error, want) ||
+			e.body.Namespace != "ws" || e.body.Tool != tool {
+			t.Errorf("hiddenTool(%s) = %+v; want 403 %q", tool, e, want)
+		}
+	}
+	if e := hiddenTool(s, "list"); e != nil {
+		t.Errorf("an allowed tool is hidden: %+v", e)
+	}
+	own := &config.Server{Name: "own", Host: "claude-code", Source: "/p/.mcp.json", Options: config.Options{Tools: []string{"read"}}}
+	if e := hiddenTool(own, "write"); e == nil || !strings.Contains(e.body.Error, `own.write is hidden: "mcpx.tools" in /p/.mcp.json does not list it`) {
+		t.Errorf("hiddenTool(own.write) = %+v", e)
+	}
+}

@@ -168,6 +168,9 @@ func (d *daemon) serveToolList(w http.ResponseWriter, r *http.Request, tool stri
 	if tool != "" && v != nil {
 		t, ok := v.find(tool)
 		if !ok {
+			if e := hiddenTool(s, tool); e != nil {
+				return e
+			}
 			_, err := findTool(name, tool, v.tools)
 			return err
 		}
@@ -196,6 +199,27 @@ func (d *daemon) serveToolList(w http.ResponseWriter, r *http.Request, tool stri
 		}
 	}
 	return writeJSON(w, resp)
+}
+
+// hiddenTool is the answer about a tool s's filter hides (403 tool_hidden,
+// naming the filter and its file), or nil when the filter allows tool. A
+// hidden tool is not "unknown": the user hid it, and needs to know where.
+func hiddenTool(s *config.Server, tool string) *httpError {
+	h, hidden := s.HiddenBy(tool)
+	if !hidden {
+		return nil
+	}
+	var e *httpError
+	switch {
+	case h.Pattern == tool:
+		e = apiErr(http.StatusForbidden, api.CodeToolHidden, "%s.%s is hidden by %q in %s; remove it from that list to use it", s.Name, tool, h.Key, h.Source)
+	case h.Pattern != "":
+		e = apiErr(http.StatusForbidden, api.CodeToolHidden, "%s.%s is hidden by %q in %s (it matches %q); change that list to use it", s.Name, tool, h.Key, h.Source, h.Pattern)
+	default:
+		e = apiErr(http.StatusForbidden, api.CodeToolHidden, "%s.%s is hidden: %q in %s does not list it; add it to use it", s.Name, tool, h.Key, h.Source)
+	}
+	e.body.Namespace, e.body.Tool = s.Name, tool
+	return e
 }
 
 // findTool picks tool from list or answers 404 with the nearest name.

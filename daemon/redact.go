@@ -8,11 +8,13 @@ import (
 	"github.com/mcpx-dev/mcpx/config"
 )
 
-// Every value expanded into a server's url, headers or env (a token in a
-// URL path, a query, userinfo, an Authorization header) is a secret: it is
-// replaced by "[redacted]" in everything the daemon says — error answers
-// (ls, refresh, call), its log, and the failed-fetch errors it saves in the
-// schema cache. Expanded values are never written to the cache otherwise.
+// The secrets of every server (config.Server.Secrets: tokens expanded into
+// a URL's path, query or userinfo, header values, variables named like
+// credentials, env values that are not existing paths — never the user's
+// HOME, PATH and the like) are replaced by "[redacted]" in everything the
+// daemon says — error answers (ls, refresh, call), its log, and the
+// failed-fetch errors it saves in the schema cache. Expanded values are
+// never written to the cache otherwise.
 
 // redactor returns the redactor for the current config and captured
 // environment, rebuilt only when either changed. Safe for concurrent use.

@@ -1,5 +1,7 @@
 package search
 
+import "slices"
+
 // Index is the inverted index of one set of tools (one server's, as a
 // daemon view allows them): per term, the tools whose document has it. A
 // query then touches only the tools that share a word with it. Build it
@@ -7,17 +9,10 @@ package search
 type Index struct {
 	docs     []*Doc
 	nameLen  []uint16           // per document, its name's length in terms (side by side: every query reads them)
-	writes   []writer           // the documents whose names say they change something
+	writes   []int32            // the documents whose names say they change something (isWriteVerb)
 	server   *Doc               // the server's instructions (nil: none)
 	total    [numFields]float64 // per field, the sum of the documents' lengths
 	postings map[string][]posting
-}
-
-// writer is a document whose name has verbs that change something
-// (isWriteVerb): create_issue, kubectl_delete, API-patch-page.
-type writer struct {
-	doc   int32
-	verbs []string
 }
 
 // posting is one tool that has a term: its BM25F weight of the term
@@ -52,14 +47,8 @@ func NewIndex(docs []*Doc, server *Doc) *Index {
 		avg[f] = max(l/float64(max(len(docs), 1)), 1)
 	}
 	for i, d := range docs {
-		var verbs []string
-		for _, t := range d.terms {
-			if t.tf[FieldName] != 0 && isWriteVerb(t.term) {
-				verbs = append(verbs, t.term)
-			}
-		}
-		if verbs != nil {
-			ix.writes = append(ix.writes, writer{int32(i), verbs})
+		if slices.ContainsFunc(d.terms, func(t docTerm) bool { return t.tf[FieldName] != 0 && isWriteVerb(t.term) }) {
+			ix.writes = append(ix.writes, int32(i))
 		}
 		for _, t := range d.terms {
 			var w float64

@@ -16,24 +16,31 @@ import (
 
 // The quality benchmark (testdata/README.md): real servers' tools, and
 // intents phrased as an agent states a task, each with its acceptable
-// answers. The ranker is measured on the development and the held-out
-// intents beside plain BM25 over name + description + parameter names,
+// answers. The ranker is measured on the development, the held-out and the
+// unseen intents beside plain BM25 over name + description + parameter names,
 // computed here on the same tools:
 //
 //	go test ./search -run Quality -v
 //	go test ./search -run Quality -v -args -misses dev   # the dev intents it gets wrong
 
 var (
-	missesOf = flag.String("misses", "", "print the misses of this intent set (dev or heldout)")
+	missesOf = flag.String("misses", "", "print the misses of this intent set (dev; heldout and unseen are never looked at intent by intent)")
 	onlySet  = flag.String("set", "", "measure only this intent set (dev while tuning: the held-out set is never looked at then)")
 )
 
-// Floors under which the benchmark fails (a regression), on both sets; and
-// the ranker must stay above plain BM25 on both.
-const (
-	floorRecall5 = 0.90
-	floorMRR     = 0.78
-)
+// intentSets are the benchmark's intent sets, in the order they are
+// printed (testdata/README.md says how each was made).
+var intentSets = []string{"dev", "heldout", "unseen"}
+
+// floors are, per intent set, the recall@5 and MRR@10 under which the
+// benchmark fails (a regression): just under what the ranker reaches
+// (dev 0.936 and 0.845, held-out 0.964 and 0.864, unseen 0.821 and
+// 0.713). And the ranker must stay above plain BM25 on every set.
+var floors = map[string]struct{ recall5, mrr float64 }{
+	"dev":     {0.92, 0.83},
+	"heldout": {0.94, 0.85},
+	"unseen":  {0.80, 0.70},
+}
 
 // corpus is the recorded tools of every server.
 type corpus struct {
@@ -258,9 +265,12 @@ func TestQuality(t *testing.T) {
 	for _, s := range c.servers {
 		tools += len(s.parsed)
 	}
-	sets := map[string][]intent{"dev": loadIntents(t, "dev"), "heldout": loadIntents(t, "heldout")}
-	if len(c.servers) < 10 || tools < 150 || len(sets["dev"])+len(sets["heldout"]) < 80 {
-		t.Fatalf("the benchmark is too small: %d servers, %d tools, %d intents", len(c.servers), tools, len(sets["dev"])+len(sets["heldout"]))
+	sets := map[string][]intent{}
+	for _, set := range intentSets {
+		sets[set] = loadIntents(t, set)
+	}
+	if len(c.servers) < 10 || tools < 150 || len(sets["dev"])+len(sets["heldout"]) < 80 || len(sets["unseen"]) < 60 {
+		t.Fatalf("the benchmark is too small: %d servers, %d tools, %d development and held-out intents, %d unseen", len(c.servers), tools, len(sets["dev"])+len(sets["heldout"]), len(sets["unseen"]))
 	}
 	// Every acceptable answer is a recorded tool (a typo would make an
 	// intent impossible).
@@ -281,10 +291,10 @@ func TestQuality(t *testing.T) {
 	}
 
 	ours, base := mcpxRanker(c), plainBM25(c)
-	t.Logf("%d tools of %d servers; %d development and %d held-out intents", tools, len(c.servers), len(sets["dev"]), len(sets["heldout"]))
+	t.Logf("%d tools of %d servers; %d development, %d held-out and %d unseen intents", tools, len(c.servers), len(sets["dev"]), len(sets["heldout"]), len(sets["unseen"]))
 	t.Logf("| intents | ranker | recall@1 | recall@5 | MRR@10 |")
 	t.Logf("| --- | --- | --- | --- | --- |")
-	for _, set := range []string{"dev", "heldout"} {
+	for _, set := range intentSets {
 		if *onlySet != "" && *onlySet != set {
 			continue
 		}
@@ -296,8 +306,8 @@ func TestQuality(t *testing.T) {
 				t.Logf("miss: %s", m)
 			}
 		}
-		if o.r5 < floorRecall5 || o.mrr < floorMRR {
-			t.Errorf("%s: recall@5 %.2f, MRR@10 %.2f: below the floor (%.2f, %.2f)", set, o.r5, o.mrr, floorRecall5, floorMRR)
+		if f := floors[set]; o.r5 < f.recall5 || o.mrr < f.mrr {
+			t.Errorf("%s: recall@5 %.2f, MRR@10 %.2f: below the floor (%.2f, %.2f)", set, o.r5, o.mrr, f.recall5, f.mrr)
 		}
 		if o.r5 <= b.r5 || o.mrr <= b.mrr {
 			t.Errorf("%s: recall@5 %.2f, MRR@10 %.2f: not above plain BM25 (%.2f, %.2f)", set, o.r5, o.mrr, b.r5, b.mrr)

@@ -12,14 +12,20 @@ import (
 // the tool works on.
 type Query struct {
 	concepts []concept
+	question bool // the query asks something (isQuestion): it wants to look, not to change
 }
 
 type concept struct {
 	word  string // as the query wrote it, lower case
-	alts  []alt  // alts[0] is its own term (weight 1, less in context or a value, 0 for a cue); then the thesaurus's, best first
+	alts  []alt  // alts[0] is its own term (weight 1, less in context or a value, 0 for a cue or a phrasal verb); then the thesaurus's, best first
 	shape bool   // a value's kind (a URL, a file…): alts[0] is the kind, at weightShape
 	whole bool   // the whole of a word written in parts (token.whole)
 }
+
+// weightSecondHop scales an entry of an entry's thesaurus groups (two
+// steps from the query's word: "remember" → memory → knowledge graph),
+// on top of both steps' weights.
+var weightSecondHop = 0.5
 
 // weightShape is the weight of the kind of a value the query holds
 // (https://…, notes.md, *.go, @alice): "file" for notes.md.
@@ -34,11 +40,13 @@ var weightContext = 0.9
 // the "config" and "ts" of src/config.ts name the file, not the tool.
 var weightValueWord = 0.25
 
-// ParseQuery reads a query: its words reduced to terms as documents' are,
-// runs of words the thesaurus knows as a phrase taken as one, each with
-// the other entries of its thesaurus groups; then the kinds of the values
-// it holds (shapeOf), whose own words count little. A word given twice
-// counts once.
+// ParseQuery reads a query: without its request frames ("can you…", "I
+// need to…"), its words reduced to terms as documents' are, runs of words
+// the thesaurus knows as a phrase taken as one and phrasal verbs ("set
+// up", "close to") as what they point to, each with the other entries of
+// its thesaurus groups and theirs; then the kinds of the values it holds
+// (shapeOf), whose own words count little. A word given twice counts once.
+// Whether it is a question (isQuestion) is kept for ranking.
 func ParseQuery(text string) Query {
 	th := builtin()
 	var q Query
@@ -55,6 +63,13 @@ func ParseQuery(text string) Query {
 		for _, r := range th.alts[key] {
 			c.alts = append(c.alts, alt{r.term, factor * r.weight()})
 		}
+		for _, r := range th.alts[key] {
+			for _, r2 := range th.alts[r.term] {
+				if r2.term != key && !slices.ContainsFunc(c.alts, func(a alt) bool { return a.term == r2.term }) {
+					c.alts = append(c.alts, alt{r2.term, weightSecondHop * factor * r.weight() * r2.weight()})
+				}
+			}
+		}
 		slices.SortStableFunc(c.alts[1:], func(a, b alt) int { return cmp.Compare(b.weight, a.weight) })
 		q.concepts = append(q.concepts, c)
 	}
@@ -63,13 +78,35 @@ func ParseQuery(text string) Query {
 	// (weightValueWord).
 	type weighted struct {
 		token
-		w float64
+		w       float64
+		phrasal bool // a verb and its particle ("set up"): only its thesaurus entries count
 	}
+	fields := withoutFrames(strings.Fields(text))
+	q.question = isQuestion(fields)
 	var tokens []weighted
 	var kinds []concept
 	var cues []string
 	context := false // after a preposition, in the same clause
-	for _, f := range strings.Fields(text) {
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if n, key := th.phrasalAt(fields, i); n > 0 {
+			w := 1.0
+			if context {
+				w = weightContext
+			}
+			var written []string
+			for _, f := range fields[i : i+n] {
+				written = append(written, normalWord(f))
+			}
+			tokens = append(tokens, weighted{token{term: key, written: strings.Join(written, " ")}, w, true})
+			i += n - 1
+			if last := fields[i]; endsClause(last) {
+				context = false
+			} else if isPreposition(normalWord(last)) {
+				context = true // close to the station
+			}
+			continue
+		}
 		lower := strings.ToLower(strings.Trim(f, ",;.:!?\"'()"))
 		if isPreposition(lower) {
 			context = true
@@ -85,14 +122,14 @@ func ParseQuery(text string) Query {
 			w *= weightValueWord // a number is an argument: PR 42, the last 20 lines
 		}
 		for _, t := range tokenize(f, nil) {
-			tokens = append(tokens, weighted{t, w})
+			tokens = append(tokens, weighted{t, w, false})
 		}
 		for _, word := range words(f) {
 			if cue := strings.ToLower(word); stopWords()[cue] && th.alts[cue] != nil {
 				cues = append(cues, cue)
 			}
 		}
-		if lower == "and" || lower == "then" || lower == "or" || strings.ContainsAny(f[len(f)-1:], ",;.:!?") {
+		if lower == "and" || lower == "then" || lower == "or" || endsClause(f) {
 			context = false // a new clause
 		}
 	}
@@ -116,6 +153,11 @@ func ParseQuery(text string) Query {
 		run = run[:0]
 	}
 	for _, t := range tokens {
+		if t.phrasal {
+			flush()
+			add(t.term, t.written, 0, t.w) // documents never have it
+			continue
+		}
 		if t.whole {
 			flush()
 			add(t.term, t.written, t.w, t.w)
@@ -136,6 +178,88 @@ func ParseQuery(text string) Query {
 		}
 	}
 	return q
+}
+
+// isQuestion reports whether a query (its words) asks a question rather
+// than for an action: it starts with a question word ("which pods are
+// crashing", "is the build green", "when was it created") or ends with
+// "?". A request put as a question ("can you create…", "how do I
+// delete…") is not one.
+func isQuestion(fields []string) bool {
+	if len(fields) == 0 {
+		return false
+	}
+	word := func(i int) string {
+		if i >= len(fields) {
+			return ""
+		}
+		return normalWord(fields[i])
+	}
+	switch word(0) {
+	case "can", "could", "would", "will", "please", "pls":
+		return false // a request: can you…
+	case "how":
+		switch word(1) {
+		case "do", "can", "should", "would", "to", "could":
+			return false // how do I…: asks for the action
+		}
+		return true
+	case "what", "what's", "whats", "which", "who", "who's", "whom", "whose", "where", "where's", "when", "why", "whether",
+		"is", "are", "was", "were", "does", "do", "did", "has", "have", "had", "any", "isn't", "aren't", "doesn't", "didn't":
+		return true
+	}
+	return strings.HasSuffix(fields[len(fields)-1], "?")
+}
+
+// normalWord is a query's word lower-cased, without the punctuation around
+// it, with a typographic apostrophe made plain.
+func normalWord(f string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.Trim(f, ",;.:!?\"'()")), "’", "'")
+}
+
+// endsClause reports whether a query's word ends a clause (a comma, a full
+// stop…).
+func endsClause(f string) bool { return strings.ContainsAny(f[len(f)-1:], ",;.:!?") }
+
+// frames are the words around a request that say nothing of the task:
+// "can you…", "I need to…", "go ahead and…", "tell me…", "for me". They are
+// dropped before a query is read (withoutFrames), with any word that
+// would otherwise count ("go" would navigate, "make" create, "tell" send).
+var frames = [][]string{
+	{"can", "you"}, {"could", "you"}, {"would", "you"}, {"will", "you"}, {"would", "you", "mind"},
+	{"i", "need", "to"}, {"i", "want", "to"}, {"i'd", "like", "to"}, {"i", "would", "like", "to"}, {"i", "have", "to"},
+	{"we", "need", "to"}, {"i'm", "trying", "to"}, {"i", "am", "trying", "to"}, {"trying", "to"}, {"try", "to"},
+	{"help", "me"}, {"help", "us"}, {"go", "ahead", "and"}, {"make", "sure"}, {"make", "sure", "that"},
+	{"find", "out"}, {"figure", "out"}, {"tell", "me"}, {"tell", "us"}, {"let", "me", "know"}, {"let", "us", "know"},
+	{"for", "me"}, {"for", "us"}, {"is", "there", "a", "way", "to"}, {"is", "it", "possible", "to"},
+	{"how", "do", "i"}, {"how", "can", "i"}, {"how", "would", "i"}, {"how", "should", "i"},
+	{"what's", "the", "best", "way", "to"}, {"what", "is", "the", "best", "way", "to"},
+	{"right", "now"}, {"real", "quick"}, {"quickly"}, {"asap"}, {"if", "possible"}, {"if", "you", "can"},
+	{"thanks"}, {"thank", "you"}, {"kindly"}, {"please"}, {"hey"},
+}
+
+// withoutFrames returns fields without the words of frames.
+func withoutFrames(fields []string) []string {
+	out := make([]string, 0, len(fields))
+	for i := 0; i < len(fields); {
+		n := 0
+		for _, fr := range frames {
+			if len(fr) > n && i+len(fr) <= len(fields) && slices.EqualFunc(fr, fields[i:i+len(fr)], func(w, f string) bool { return w == normalWord(f) }) {
+				n = len(fr)
+			}
+		}
+		if n == 0 {
+			out = append(out, fields[i])
+			i++
+			continue
+		}
+		// A frame ending a clause ("…for me.") keeps the clause's end.
+		if last := fields[i+n-1]; endsClause(last) && len(out) > 0 && !endsClause(out[len(out)-1]) {
+			out[len(out)-1] += last[len(last)-1:]
+		}
+		i += n
+	}
+	return out
 }
 
 // isPreposition: the words after it (in the same clause) say where or of

@@ -203,6 +203,10 @@ func TestParseQuery(t *testing.T) {
 		"list pods in the namespace": {"list=list", "pods=pod", "namespace=namespac@0.9"},
 		// A cue: a common word that points to what is asked for.
 		"when was it changed": {"changed=chang", "when=when@0"},
+		// A verb and its particle: only its thesaurus entries count; the
+		// words after a particle that is a preposition say where.
+		"set up a database":             {"set up=set up@0", "database=databas"},
+		"pharmacies close to the hotel": {"pharmacies=pharmaci", "close to=close to@0", "hotel=hotel@0.9"},
 	} {
 		if got := describe(ParseQuery(q)); !reflect.DeepEqual(got, want) {
 			t.Errorf("ParseQuery(%q) = %q, want %q", q, got, want)
@@ -226,23 +230,6 @@ func TestShapeOf(t *testing.T) {
 	}
 }
 
-// A tool whose name changes something comes after one that reads, unless
-// the query asks for the change.
-func TestRankWritesNeedTheirVerb(t *testing.T) {
-	tools := []tool{
-		{"gh", "create_pull_request_review", "Create a review on a pull request", ""},
-		{"gh", "get_pull_request_reviews", "Get the reviews on a pull request", ""},
-	}
-	for _, c := range []struct{ q, want string }{
-		{"pull request reviews", "gh.get_pull_request_reviews"},
-		{"add a pull request review", "gh.create_pull_request_review"},
-	} {
-		if got, _ := rankTools(tools, c.q, 0); len(got) == 0 || got[0] != c.want {
-			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
-		}
-	}
-}
-
 // isWriteVerb knows the verbs by their stems, as names are indexed.
 func TestIsWriteVerb(t *testing.T) {
 	for _, w := range []string{"create", "creates", "generate", "register", "delete", "remove", "erase", "destroy",
@@ -255,6 +242,57 @@ func TestIsWriteVerb(t *testing.T) {
 	for _, w := range []string{"get", "list", "read", "search", "describe", "find", "query", "retrieve"} {
 		if isWriteVerb(stem(w)) {
 			t.Errorf("%s is a write verb", w)
+		}
+	}
+}
+
+// A question wants to look: a tool that changes something comes after one
+// that reads even when the question names its verb.
+func TestRankQuestionsLook(t *testing.T) {
+	tools := []tool{
+		{"chat", "post_message", "Post a message to a channel", ""},
+		{"chat", "list_channels", "List the channels you can post to", ""},
+	}
+	for _, c := range []struct{ q, want string }{
+		{"which channels can I post in", "chat.list_channels"},
+		{"post in the channel", "chat.post_message"},
+		{"post a message to the channel", "chat.post_message"},
+		{"what channels are there to post to?", "chat.list_channels"},
+	} {
+		if got, _ := rankTools(tools, c.q, 0); len(got) == 0 || got[0] != c.want {
+			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
+		}
+	}
+}
+
+func TestIsQuestion(t *testing.T) {
+	for q, want := range map[string]bool{
+		"which pods are crashing": true, "is the build green": true, "when was it created": true,
+		"What’s in the repo": true, "the pods, are they up?": true, "how many rows": true,
+		"can you create a branch": false, "how do I delete a tag": false, "create a branch": false,
+		"list pods": false, "could you tell me whether CI passed?": false,
+	} {
+		if got := isQuestion(strings.Fields(q)); got != want {
+			t.Errorf("isQuestion(%q) = %v, want %v", q, got, want)
+		}
+	}
+	// Without its request frame, a request for an answer is a question.
+	if q := ParseQuery("could you tell me whether CI passed?"); !q.question {
+		t.Error("a framed question is not one")
+	}
+}
+
+func TestWithoutFrames(t *testing.T) {
+	for in, want := range map[string]string{
+		"Can you please create a branch for me":  "create a branch",
+		"I need to go ahead and delete the pod.": "delete the pod.",
+		"tell me which pods are crashing":        "which pods are crashing",
+		"tell the team the deploy is done":       "tell the team the deploy is done",
+		"make sure the service exists for me.":   "the service exists.",
+		"make a branch":                          "make a branch",
+	} {
+		if got := strings.Join(withoutFrames(strings.Fields(in)), " "); got != want {
+			t.Errorf("withoutFrames(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

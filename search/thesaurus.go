@@ -45,6 +45,10 @@ type thesaurus struct {
 	alts    map[string][]related  // term → the other entries of its groups (equivalent if any group says so)
 	phrases map[string][][]string // first term → the phrases it starts, longest first
 	written map[string]string     // term → the entry as written, for the why of a match
+	// phrasal are the phrases of a verb and its particle ("set up", "tear
+	// down", "close to") that a query may hold, by first word: each word
+	// reduced to its term, or kept when it is a common word (phrasalWord).
+	phrasal map[string][][]string
 }
 
 // alt is one term a query word may match, with the weight of that match.
@@ -94,11 +98,13 @@ func builtin() *thesaurus {
 //
 // The a of a one-way line may be a common word that search otherwise
 // ignores: a cue, which in a query matches only what it points to ("when >
-// time, date").
+// time, date"); or a phrasal verb, a phrase with such a word, which keeps
+// it and in a query matches only what it points to ("set up > create": not
+// "set").
 // A line is one kind only. An entry is a word or a phrase of several words,
 // reduced to terms the way documents are (stop words dropped, stemmed).
 func parseThesaurus(text string) (*thesaurus, error) {
-	t := &thesaurus{alts: map[string][]related{}, phrases: map[string][][]string{}, written: map[string]string{}}
+	t := &thesaurus{alts: map[string][]related{}, phrases: map[string][][]string{}, written: map[string]string{}, phrasal: map[string][][]string{}}
 	for n, line := range strings.Split(text, "\n") {
 		line, _, _ = strings.Cut(line, "#")
 		line = strings.TrimSpace(line)
@@ -141,6 +147,16 @@ func parseThesaurus(text string) (*thesaurus, error) {
 				return nil, bad("an empty entry")
 			}
 			terms := entryTerms(entry)
+			if p := phrasalWords(entry); oneWay && len(group) == 0 && p != nil {
+				// A verb and its particle: "set up > create".
+				key := strings.Join(p, " ")
+				if !slices.ContainsFunc(t.phrasal[p[0]], func(q []string) bool { return slices.Equal(p, q) }) {
+					t.phrasal[p[0]] = append(t.phrasal[p[0]], p)
+				}
+				group = append(group, key)
+				t.written[key] = entry
+				continue
+			}
 			if len(terms) == 0 && oneWay && len(group) == 0 && stopWords()[strings.ToLower(entry)] {
 				// A cue: a common word documents do not index, which in a
 				// query says what is asked for ("when" → a time).
@@ -181,6 +197,9 @@ func parseThesaurus(text string) (*thesaurus, error) {
 	for _, ps := range t.phrases {
 		slices.SortStableFunc(ps, func(a, b []string) int { return len(b) - len(a) })
 	}
+	for _, ps := range t.phrasal {
+		slices.SortStableFunc(ps, func(a, b []string) int { return len(b) - len(a) })
+	}
 	return t, nil
 }
 
@@ -194,6 +213,58 @@ func entryTerms(entry string) []string {
 		}
 	}
 	return out
+}
+
+// phrasalWords returns the words of entry as phrasalWord reduces them, if
+// it is a phrase some word of which is a common word ("set up", "close
+// to"); else nil.
+func phrasalWords(entry string) []string {
+	fields := strings.Fields(entry)
+	if len(fields) < 2 {
+		return nil
+	}
+	out := make([]string, len(fields))
+	common := false
+	for i, f := range fields {
+		out[i] = phrasalWord(f)
+		common = common || stopWords()[out[i]]
+	}
+	if !common {
+		return nil
+	}
+	return out
+}
+
+// phrasalWord is a word of a phrasal verb: its term, or the word itself
+// (lower case) when it is a common word, which search otherwise drops.
+func phrasalWord(w string) string {
+	w = normalWord(w)
+	if t, ok := term(w); ok {
+		return t
+	}
+	return w
+}
+
+// phrasalAt returns the longest phrasal verb that starts at fields[i]
+// (its length in words, and its key), or 0.
+func (t *thesaurus) phrasalAt(fields []string, i int) (int, string) {
+	ps := t.phrasal[phrasalWord(fields[i])]
+	for _, p := range ps {
+		if i+len(p) > len(fields) {
+			continue
+		}
+		ok := true
+		for k, w := range p[1:] {
+			if phrasalWord(fields[i+1+k]) != w {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return len(p), strings.Join(p, " ")
+		}
+	}
+	return 0, ""
 }
 
 // add records that term a also matches b (as an equivalent if any group

@@ -42,7 +42,9 @@ func TestThesaurusVocabulary(t *testing.T) {
 		{"show", "list"}, {"enumerate", "list"},
 		{"fetch", "get"}, {"retrieve", "read"}, {"view", "get"},
 		{"edit", "update"}, {"modify", "change"},
-		{"when", "time"}, // a cue: a common word that points somewhere
+		{"when", "time"},                                                      // a cue: a common word that points somewhere
+		{"set up", "create"}, {"tear down", "delete"}, {"close to", "nearby"}, // phrasal verbs
+		{"remember", "knowledge graph"}, // two steps: remember → memory → knowledge graph
 	} {
 		if got := matches(c.word); !slices.Contains(got, c.want) {
 			t.Errorf("%q matches %q, not %q", c.word, got, c.want)
@@ -50,7 +52,7 @@ func TestThesaurusVocabulary(t *testing.T) {
 	}
 	// One way: "open" may mean create, but "create" never means open;
 	// "drop" may mean delete, "delete" never drag-and-drop.
-	for _, c := range []struct{ word, not string }{{"create", "open"}, {"delete", "drop"}, {"make", "start"}} {
+	for _, c := range []struct{ word, not string }{{"create", "open"}, {"delete", "drop"}, {"make", "start"}, {"set up", "update"}, {"close to", "close"}} {
 		if got := matches(c.word); slices.Contains(got, c.not) {
 			t.Errorf("%q matches %q", c.word, c.not)
 		}
@@ -77,6 +79,23 @@ func TestThesaurusFormat(t *testing.T) {
 	}
 	if n := th.phraseAt([]string{"open", "pull", "request"}, 1); n != 2 {
 		t.Errorf("phrase at 1: %d", n)
+	}
+	// A phrasal verb keeps its common word; the verb alone is not it.
+	th, err = parseThesaurus("set up > create, install\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := th.alts["set up"]; !slices.Equal(got, []related{{"creat", false}, {"instal", false}}) {
+		t.Errorf(`alts["set up"] = %v`, got)
+	}
+	if _, ok := th.alts["set"]; ok {
+		t.Error(`"set" alone got the phrasal verb's entries`)
+	}
+	if n, key := th.phrasalAt(strings.Fields("please Set up the db"), 1); n != 2 || key != "set up" {
+		t.Errorf("phrasalAt: %d %q", n, key)
+	}
+	if n, _ := th.phrasalAt(strings.Fields("set the db up"), 0); n != 0 {
+		t.Errorf("phrasalAt matched words apart: %d", n)
 	}
 	for _, c := range []struct{ text, want string }{
 		{"a = b, c", "line 1: a line is equivalents"},

@@ -40,7 +40,8 @@ func TestTune(t *testing.T) {
 		{"shape", &weightShape, []float64{0.3, 0.5, 0.65, 0.8, 1}},
 		{"valueword", &weightValueWord, []float64{0, 0.1, 0.25, 0.4, 0.6, 1}},
 		{"context", &weightContext, []float64{0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1}},
-		{"write", &writePenalty, []float64{0.5, 0.6, 0.7, 0.8, 0.9, 1}},
+		{"question", &questionPenalty, []float64{0.3, 0.4, 0.5, 0.6, 0.8, 1}},
+		{"secondhop", &weightSecondHop, []float64{0, 0.3, 0.5, 0.7, 1}},
 	}
 	best := objective()
 	t.Logf("start: %.4f", best)
@@ -74,4 +75,9 @@ func TestTune(t *testing.T) {
 	}
 	s := evaluate(mcpxRanker(c), dev)
 	t.Logf("dev: recall@1 %.2f recall@5 %.2f MRR@10 %.2f", s.r1, s.r5, s.mrr)
+	if os.Getenv("MCPX_SEARCH_TUNE") == "unseen" {
+		// Aggregates only: the unseen intents are never tuned on.
+		u := evaluate(mcpxRanker(c), loadIntents(t, "unseen"))
+		t.Logf("unseen: recall@1 %.2f recall@5 %.2f MRR@10 %.2f", u.r1, u.r5, u.mrr)
+	}
 }

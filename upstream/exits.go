@@ -143,10 +143,13 @@ func (p *Pools) effective(h config.ServerHash, l limits) limits {
 
 // probeAfterCancel returns in, whose call was cut short, to its pool once
 // the server has shown it still answers; an instance that does not answer
-// a ping within the grace is stopped and counted. in stays busy, and takes
-// no new call, until then.
+// a ping within the grace is stopped and counted (a 2026-07-28 server
+// answers the removed ping with an error, which is an answer too). in stays
+// busy, and takes no new call, until then. Only a process can hang that
+// way: over HTTP every request is answered on its own, and a cut-short one
+// keeps no later call waiting, so a network instance goes back at once.
 func (p *Pools) probeAfterCancel(in *instance, l limits) {
-	if l.scope == config.ScopeCall { // stopped after every call anyway
+	if l.scope == config.ScopeCall || in.conn.proc == nil { // stopped after every call anyway; or a network transport
 		p.release(in, l, false)
 		return
 	}

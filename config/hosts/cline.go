@@ -1,12 +1,15 @@
 package hosts
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"time"
+)
 
 // Cline: cline_mcp_settings.json in VS Code's global storage of the
 // saoudrizwan.claude-dev extension, mcpServers with command, args, env, or
 // url with type (sse, streamableHttp; the older transportType too; a url
 // without either is SSE, Cline's first remote transport), disabled,
-// autoApprove. Cline expands no
+// autoApprove, timeout (seconds, a call's bound). Cline expands no
 // variables.
 // https://docs.cline.bot/mcp/configuring-mcp-servers
 var cline = &Host{
@@ -34,6 +37,8 @@ var cline = &Host{
 			if e.URL != "" && !hadType {
 				e.Transport = SSE
 			}
+			// Seconds a tool call may take (Cline's default is 60).
+			e.CallTimeout = r.number("timeout", time.Second)
 			return e
 		})
 	},

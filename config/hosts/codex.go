@@ -5,6 +5,8 @@ import (
 	"time"
 )
 
+const codexEnabledTools, codexDisabledTools = "enabled_tools", "disabled_tools"
+
 // Codex: ~/.codex/config.toml ($CODEX_HOME) and .codex/config.toml, tables
 // [mcp_servers.NAME] with command, args, env, env_vars (names passed
 // through), cwd (stdio) or url, bearer_token_env_var, http_headers,
@@ -13,10 +15,12 @@ import (
 // variables in values.
 // https://github.com/openai/codex/blob/main/docs/config.md
 var codex = &Host{
-	Name:    "codex",
-	Title:   "Codex",
-	Project: []string{".codex/config.toml"},
-	format:  always(TOML),
+	Name:            "codex",
+	Title:           "Codex",
+	Project:         []string{".codex/config.toml"},
+	format:          always(TOML),
+	ToolsKey:        codexEnabledTools,
+	ExcludeToolsKey: codexDisabledTools,
 	user: func(e Env) []string {
 		return []string{filepath.Join(e.CodexHome, "config.toml")}
 	},
@@ -70,8 +74,8 @@ var codex = &Host{
 			}
 			e.StartTimeout = r.number("startup_timeout_sec", time.Second)
 			e.CallTimeout = r.number("tool_timeout_sec", time.Second)
-			e.Tools = r.plainList("enabled_tools")
-			e.ExcludeTools = r.plainList("disabled_tools")
+			e.Tools = r.plainList(codexEnabledTools)
+			e.ExcludeTools = r.plainList(codexDisabledTools)
 			return e
 		})
 	},

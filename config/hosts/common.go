@@ -40,13 +40,19 @@ func readServers(doc map[string]any, key string, c *Context, vars varStyle, one 
 	return f
 }
 
+// The tool filters of mcpx's own format (in every file of format MCPX,
+// whatever its host: a .mcp.json too).
+const MCPXToolsKey, MCPXExcludeToolsKey = "mcpx.tools", "mcpx.excludeTools"
+
 // mcpxHost is mcpx's own files (and any file no host claims): read by the
 // config package's strict parser.
 var mcpxHost = &Host{
-	Name:    "mcpx",
-	Title:   "mcpx",
-	Project: []string{".mcpx.json", ".mcpx/config.json"},
-	format:  always(MCPX),
+	Name:            "mcpx",
+	Title:           "mcpx",
+	Project:         []string{".mcpx.json", ".mcpx/config.json"},
+	format:          always(MCPX),
+	ToolsKey:        MCPXToolsKey,
+	ExcludeToolsKey: MCPXExcludeToolsKey,
 	user: func(e Env) []string {
 		return []string{e.ConfigHome + "/mcpx/config.json"}
 	},

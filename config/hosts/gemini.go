@@ -6,6 +6,8 @@ import (
 	"time"
 )
 
+const geminiIncludeTools, geminiExcludeTools = "includeTools", "excludeTools"
+
 // Gemini CLI: ~/.gemini/settings.json and .gemini/settings.json,
 // mcpServers with command, args, env, cwd (stdio), url (SSE!), httpUrl
 // (streamable HTTP), headers, includeTools, excludeTools, timeout (ms, a
@@ -14,10 +16,12 @@ import (
 // $VAR and ${VAR} in its settings.
 // https://github.com/google-gemini/gemini-cli/blob/main/docs/tools/mcp-server.md
 var gemini = &Host{
-	Name:    "gemini",
-	Title:   "Gemini CLI",
-	Project: []string{".gemini/settings.json"},
-	format:  always(JSON),
+	Name:            "gemini",
+	Title:           "Gemini CLI",
+	Project:         []string{".gemini/settings.json"},
+	format:          always(JSON),
+	ToolsKey:        geminiIncludeTools,
+	ExcludeToolsKey: geminiExcludeTools,
 	user: func(e Env) []string {
 		return []string{filepath.Join(e.Home, ".gemini", "settings.json")}
 	},
@@ -36,8 +40,8 @@ var gemini = &Host{
 				}
 				e.URL, e.Transport = u, HTTP
 			}
-			e.Tools = r.plainList("includeTools")
-			e.ExcludeTools = r.plainList("excludeTools")
+			e.Tools = r.plainList(geminiIncludeTools)
+			e.ExcludeTools = r.plainList(geminiExcludeTools)
 			e.Description = r.plain("description")
 			e.CallTimeout = r.number("timeout", time.Millisecond)
 			if slices.Contains(excluded, r.name) || (len(allowed) > 0 && !slices.Contains(allowed, r.name)) {

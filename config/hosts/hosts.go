@@ -88,6 +88,11 @@ type Host struct {
 	format func(path string) Format
 	// read maps a decoded document to entries.
 	read func(doc map[string]any, c *Context) *File
+	// ToolsKey and ExcludeToolsKey are the keys of an entry that hold
+	// the host's tool filters (Entry.Tools, the tools shown; and
+	// Entry.ExcludeTools, the tools hidden), as the host spells them; ""
+	// when it has none. Messages about a hidden tool name them.
+	ToolsKey, ExcludeToolsKey string
 }
 
 // UserFiles are the host's user-level files for env.

@@ -202,3 +202,46 @@ func TestProjectFilesOrder(t *testing.T) {
 		}
 	}
 }
+
+// opencode's V2 layout, "mcp": {"servers": {…}}, is read as servers (not
+// as one server named "servers"), with "disabled" and the split timeout;
+// V1's "enabled" and timeouts still apply to V1 files, and a V1 server
+// that happens to be named "servers" stays one.
+func TestOpencodeLayouts(t *testing.T) {
+	c := &Context{Path: "/home/u/.config/opencode/opencode.jsonc", Level: User, Home: "/home/u"}
+	v2 := opencode.Read(testkit.Object(t, `{"mcp": {"timeout": {"startup": 20000, "request": 90000}, "servers": {
+		"l": {"type": "local", "command": ["npx", "-y", "pkg"], "cwd": "sub", "environment": {"K": "{env:K}"}},
+		"r": {"type": "remote", "url": "https://o/mcp", "timeout": {"request": 1500}},
+		"off": {"type": "local", "command": ["x"], "disabled": true}
+	}}}`), c)
+	oc := byName(v2)
+	if len(oc) != 3 || oc["servers"].Name != "" {
+		t.Fatalf("V2 entries: %+v", v2.Entries)
+	}
+	if e := oc["l"]; e.Command != "npx" || !reflect.DeepEqual(e.Args, []string{"-y", "pkg"}) || e.Cwd != "sub" || e.Env["K"] != "${K}" ||
+		e.Transport != Stdio || e.StartTimeout != 20*time.Second || e.CallTimeout != 90*time.Second || e.Problem != "" ||
+		!reflect.DeepEqual(e.At, []string{"mcp", "servers", "l"}) {
+		t.Errorf("V2 local: %+v", e)
+	}
+	if e := oc["r"]; e.Transport != HTTP || e.CallTimeout != 1500*time.Millisecond || e.StartTimeout != 20*time.Second || e.Problem != "" {
+		t.Errorf("V2 remote with its own request timeout: %+v", e)
+	}
+	if !oc["off"].Disabled {
+		t.Errorf("V2 disabled: %+v", oc["off"])
+	}
+	bad := byName(opencode.Read(testkit.Object(t, `{"mcp": {"servers": {"b": {"type": "local", "command": ["x"], "timeout": {"connect": 5}}}}}`), c))
+	if e := bad["b"]; !strings.Contains(e.Problem, `"timeout"`) || e.ProblemAt != "timeout" {
+		t.Errorf("V2 timeout mcpx cannot read: %+v", e)
+	}
+
+	v1 := byName(opencode.Read(testkit.Object(t, `{"experimental": {"mcp_timeout": 60000}, "mcp": {
+		"servers": {"type": "local", "command": ["srv"], "timeout": 8000},
+		"off": {"type": "local", "command": ["x"], "enabled": false}
+	}}`), c))
+	if e := v1["servers"]; e.Command != "srv" || e.StartTimeout != 8*time.Second || e.CallTimeout != time.Minute || e.Problem != "" {
+		t.Errorf("V1 server named servers: %+v", e)
+	}
+	if !v1["off"].Disabled {
+		t.Errorf("V1 enabled:false: %+v", v1["off"])
+	}
+}

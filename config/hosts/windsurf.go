@@ -2,14 +2,17 @@ package hosts
 
 import "path/filepath"
 
+const windsurfDisabledTools = "disabledTools"
+
 // Windsurf: ~/.codeium/windsurf/mcp_config.json, mcpServers with command,
 // args, env (stdio) or serverUrl (remote; url is accepted too), headers,
 // disabled, disabledTools. Windsurf expands ${env:NAME}.
 // https://docs.windsurf.com/windsurf/cascade/mcp
 var windsurf = &Host{
-	Name:   "windsurf",
-	Title:  "Windsurf",
-	format: always(JSON),
+	Name:            "windsurf",
+	Title:           "Windsurf",
+	format:          always(JSON),
+	ExcludeToolsKey: windsurfDisabledTools,
 	user: func(e Env) []string {
 		return []string{filepath.Join(e.Home, ".codeium", "windsurf", "mcp_config.json")}
 	},
@@ -22,7 +25,7 @@ var windsurf = &Host{
 				}
 				e.URL = u
 			}
-			e.ExcludeTools = r.plainList("disabledTools")
+			e.ExcludeTools = r.plainList(windsurfDisabledTools)
 			return e
 		})
 	},

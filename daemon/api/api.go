@@ -53,6 +53,7 @@ const (
 	CodeDirectoryNotAbsolute = "directory_not_absolute"
 	CodeUntrusted            = "untrusted_config"  // 403: the server's project file is not trusted (`mcpx trust`)
 	CodeInvalidArguments     = "invalid_arguments" // 422: arguments the tool's input schema rejects
+	CodeToolHidden           = "tool_hidden"       // 403: the server's tool filter in the config hides the tool
 )
 
 // Error is every non-2xx body.

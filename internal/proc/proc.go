@@ -25,15 +25,29 @@ func Alive(pid int) bool {
 	return !zombie(pid)
 }
 
-// zombie reads the state field of /proc/<pid>/stat (Linux); elsewhere, or
-// when it cannot be read, the process is taken as not a zombie.
-func zombie(pid int) bool {
+// zombie reports whether pid is a zombie (see state).
+func zombie(pid int) bool { return state(pid) == 'Z' }
+
+// Stopped reports whether pid is stopped (SIGSTOP, SIGTSTP, or held by a
+// debugger): it runs nothing until it is continued. Where /proc does not
+// say (not Linux), it reports false.
+func Stopped(pid int) bool {
+	s := state(pid)
+	return s == 'T' || s == 't'
+}
+
+// state reads the state field of /proc/<pid>/stat (Linux): 'R', 'S', 'T',
+// 'Z', ...; 0 elsewhere, or when it cannot be read.
+func state(pid int) byte {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return false
+		return 0
 	}
 	// "pid (comm) S ...": comm may hold spaces and parentheses, so the
 	// state follows the last ')'.
 	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	return b[i+2]
 }

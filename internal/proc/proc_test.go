@@ -3,6 +3,8 @@ package proc
 import (
 	"os"
 	"os/exec"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -72,5 +74,41 @@ func TestIsProvesIdentity(t *testing.T) {
 	}
 	if err := Signal(self, start, 0); err != nil {
 		t.Fatalf("Signal to self: %v", err)
+	}
+}
+
+// A process stopped by SIGSTOP is Stopped until SIGCONT (Linux, where
+// /proc says).
+func TestStopped(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc/<pid>/stat is Linux's")
+	}
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	waitFor := func(want bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for Stopped(pid) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("Stopped(%d) stayed %v", pid, !want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitFor(false)
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(true)
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(false)
+	if Stopped(os.Getpid()) {
+		t.Error("this process counts as stopped")
 	}
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -130,6 +131,21 @@ enabled = false
   }
 }`, jsonString(mem))
 		}},
+		// opencode's newer layout: servers under mcp.servers, "disabled",
+		// the split timeout; in a project file, whose directory it runs in.
+		{name: "opencode-v2", file: "work/opencode.jsonc", want: []string{"oc2"}, absent: []string{"oc2off", "servers"}, content: func(mem, f string) string {
+			return fmt.Sprintf(`{
+  "$schema": "https://opencode.ai/config.json",
+  "mcp": {
+    "timeout": {"startup": 30000},
+    "servers": {
+      // server-memory, with its file in the project
+      "oc2": {"type": "local", "command": [%s], "cwd": ".", "environment": {"MEMORY_FILE_PATH": "{env:HOME}/oc2-mem.jsonl"}, "timeout": {"request": 60000}},
+      "oc2off": {"type": "local", "command": ["false"], "disabled": true},
+    },
+  },
+}`, jsonString(mem))
+		}},
 		{name: "zed", file: ".config/zed/settings.json", want: []string{"zd"}, invalid: []string{"ext"}, content: func(mem, f string) string {
 			return fmt.Sprintf(`// Zed settings
 {
@@ -196,10 +212,18 @@ func TestHostConfigs(t *testing.T) {
 			var doc struct {
 				Files   []struct{ Path, Host, Level string } `json:"files"`
 				Servers map[string]struct {
-					Env map[string]string `json:"env"`
+					Env  map[string]string `json:"env"`
+					Mcpx struct {
+						CallTimeout, StartTimeout string
+					} `json:"mcpx"`
 				} `json:"servers"`
 			}
 			e.JSON(&doc, "config")
+			if hc.name == "opencode-v2" {
+				if got := doc.Servers["oc2"].Mcpx; got.StartTimeout != "30s" || got.CallTimeout != "1m0s" {
+					t.Errorf("opencode V2 timeouts: %+v, want startTimeout 30s (mcp.timeout.startup), callTimeout 1m0s (its timeout.request)", got)
+				}
+			}
 			if hc.name == "vscode-project" {
 				// ${workspaceFolder} is the directory holding .vscode.
 				if got := doc.Servers["vproj"].Env["MEMORY_FILE_PATH"]; got != filepath.Join(e.Work, "vproj.jsonl") {
@@ -248,6 +272,37 @@ func TestHostToolFilters(t *testing.T) {
 	}
 	if len(tools.Tools) < 3 {
 		t.Errorf("windsurf tools %+v", tools.Tools)
+	}
+
+	// A hidden tool is not "unknown; did you mean …": the answer names
+	// the filter and its file, and is a refusal (exit 4), for call,
+	// schema and call --help alike.
+	windFile := filepath.Join(e.Home, ".codeium", "windsurf", "mcp_config.json")
+	gemFile := filepath.Join(e.Home, ".gemini", "settings.json")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"call", "wind.delete_entities", `entityNames=["x"]`}, `wind.delete_entities is hidden by "disabledTools" in ` + windFile},
+		{[]string{"schema", "wind.delete_entities"}, `wind.delete_entities is hidden by "disabledTools" in ` + windFile},
+		{[]string{"call", "wind.delete_entities", "--help"}, `wind.delete_entities is hidden by "disabledTools" in ` + windFile},
+		{[]string{"call", "gem.create_entities"}, `gem.create_entities is hidden: "includeTools" in ` + gemFile + " does not list it"},
+	} {
+		r := e.Mcpx(c.args...)
+		if r.Code != 4 || !strings.Contains(r.Stderr, c.want) || strings.Contains(r.Stderr, "did you mean") {
+			t.Errorf("want exit 4 saying %q:\n%s", c.want, r)
+		}
+		var doc struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		r = e.Mcpx(append([]string{"--json"}, c.args...)...)
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 4 || doc.Error.Code != api.CodeToolHidden || !strings.Contains(doc.Error.Message, c.want) {
+			t.Errorf("--json: want tool_hidden saying %q:\n%s", c.want, r)
+		}
+	}
+	// A tool the server does not have is still unknown, with a suggestion.
+	if r := e.Mcpx("call", "wind.read_grph"); r.Code != 2 || !strings.Contains(r.Stderr, "did you mean wind.read_graph?") {
+		t.Errorf("a misspelt tool: %s", r)
 	}
 }
 

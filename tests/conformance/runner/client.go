@@ -34,7 +34,9 @@ import (
 //     t`" would see);
 //  3. `mcpx ls t`, then `mcpx call t.TOOL ARGS --yes` for every tool, with
 //     arguments made from the tool's input schema; a call answered
-//     login_required is followed by `mcpx login t` and made once more;
+//     login_required is followed by `mcpx login t` and made once more.
+//     Two scenarios tell the client which calls to make, and the user
+//     makes those instead (see scenarioCalls);
 //  4. elicitation answered with the schema's defaults (MCPX_ELICIT=defaults).
 //
 // Each step is printed to stderr, which the suites keep beside the checks.
@@ -69,10 +71,7 @@ func asClient(mcpx, url string) int {
 	u.set("MCPX_ELICIT", "defaults")
 	u.set("BROWSER", self+" browse")
 
-	var sc struct {
-		ClientID     string `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
-	}
+	var sc scenarioContext
 	if c := os.Getenv("MCP_CONFORMANCE_CONTEXT"); c != "" {
 		if err := json.Unmarshal([]byte(c), &sc); err != nil {
 			fmt.Fprintln(os.Stderr, "as-client: MCP_CONFORMANCE_CONTEXT:", err)
@@ -113,14 +112,108 @@ func asClient(mcpx, url string) int {
 	}
 	status := 0
 	defer func() { fmt.Fprintf(os.Stderr, "as-client: exit %d\n", status) }()
-	for _, t := range listing.Tools {
-		args, _ := json.Marshal(argumentsFor(t.Definition.InputSchema))
+	calls, err := scenarioCalls(scenario, sc, c)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "as-client:", err)
+		status = 2
+		return status
+	}
+	if calls == nil {
+		for _, t := range listing.Tools {
+			args, _ := json.Marshal(argumentsFor(t.Definition.InputSchema))
+			calls = append(calls, toolCall{Name: t.Name, Arguments: args})
+		}
+	}
+	for _, call := range calls {
+		r := c.withLogin("call", "t."+call.Name, string(call.Arguments), "--yes")
+		if r.code == "invalid_arguments" && call.given {
+			// mcpx checks arguments against the tool's schema before
+			// sending them and refuses what the scenario wants on the
+			// wire as given (a null for an optional boolean): the user
+			// sends them unchecked, which --no-validate is for.
+			r = c.withLogin("call", "t."+call.Name, string(call.Arguments), "--yes", "--no-validate")
+		}
 		// Exit 1 is the tool's own error (isError): an answer, not a failure.
-		if r := c.withLogin("call", "t."+t.Name, string(args), "--yes"); r.exit > 1 {
+		if r.exit > 1 {
 			status = r.exit
 		}
 	}
 	return status
+}
+
+// scenarioContext is what a scenario hands its client in
+// MCP_CONFORMANCE_CONTEXT.
+type scenarioContext struct {
+	// A pre-registered OAuth client (auth/pre-registration).
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+	// The tool calls the scenario asks for (http-custom-headers).
+	ToolCalls []toolCall `json:"toolCalls"`
+}
+
+// toolCall is one `mcpx call t.NAME ARGUMENTS`.
+type toolCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	// given: the scenario prescribes these arguments, to be sent as they
+	// are.
+	given bool
+}
+
+// echoedTool and echoTool are the tools of json-schema-2020-12-preservation:
+// the first carries a JSON Schema 2020-12 input schema, the second takes
+// an inputSchema back (its "schema" parameter says: "The inputSchema the
+// client observed for json_schema_2020_12_tool, passed back verbatim").
+const (
+	echoedTool = "json_schema_2020_12_tool"
+	echoTool   = "json_schema_echo"
+)
+
+// scenarioCalls are the calls a scenario asks the user to make, as its
+// description and its tools' descriptions say, instead of one call of
+// every tool with arguments made from its schema; nil where it asks for
+// nothing in particular. mcpx does the protocol work of each: these only
+// choose what the user types.
+//
+//   - http-custom-headers hands over the calls in toolCalls, with values
+//     whose Mcp-Param-* headers must be base64-encoded (non-ASCII, control
+//     characters, surrounding whitespace) or omitted (null). The user types
+//     them as given (and sends them unchecked where mcpx's schema check
+//     refuses them: see asClient).
+//   - json-schema-2020-12-preservation asks for json_schema_2020_12_tool's
+//     inputSchema, as the client holds it, to be passed to
+//     json_schema_echo. The user reads it with `mcpx schema` (the
+//     definition from mcpx's schema cache) and passes it back untouched.
+func scenarioCalls(scenario string, sc scenarioContext, c cliUser) ([]toolCall, error) {
+	if len(sc.ToolCalls) > 0 {
+		calls := make([]toolCall, len(sc.ToolCalls))
+		for i, tc := range sc.ToolCalls {
+			calls[i] = toolCall{Name: tc.Name, Arguments: tc.Arguments, given: true}
+		}
+		return calls, nil
+	}
+	if scenario != "json-schema-2020-12-preservation" {
+		return nil, nil
+	}
+	r := c.run("schema", "t."+echoedTool)
+	if r.exit != 0 {
+		return nil, fmt.Errorf("`mcpx schema t.%s` exited %d", echoedTool, r.exit)
+	}
+	var doc struct {
+		Tools []struct {
+			Definition struct {
+				InputSchema json.RawMessage `json:"inputSchema"`
+			} `json:"definition"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(r.stdout, &doc); err != nil || len(doc.Tools) != 1 || len(doc.Tools[0].Definition.InputSchema) == 0 {
+		return nil, fmt.Errorf("`mcpx schema t.%s` printed no inputSchema (%v)", echoedTool, err)
+	}
+	args, err := json.Marshal(map[string]json.RawMessage{"schema": doc.Tools[0].Definition.InputSchema})
+	if err != nil {
+		return nil, err
+	}
+	return []toolCall{{Name: echoTool, Arguments: args}}, nil
 }
 
 // cliUser runs mcpx as the user would.

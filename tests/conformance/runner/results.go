@@ -33,8 +33,11 @@ type outcome struct {
 }
 
 // judge turns a scenario's checks into an outcome. problem, if not
-// empty, is a failure seen outside the checks (the client under test
-// exited non-zero or timed out, no result was written).
+// empty, is a failure seen outside the checks (the suite could not run
+// or ran over its time, no result was written). How the client under
+// test exited is not one: as in the suites' own verdicts, the checks
+// decide, and a client that rightly refuses a server (a wrong issuer, a
+// foreign resource) exits non-zero.
 func judge(scenario string, checks []check, problem string) outcome {
 	var ids []string
 	first := ""

@@ -178,6 +178,39 @@ func TestArgumentsFor(t *testing.T) {
 	}
 }
 
+// TestScenarioCallsGiven: the calls a scenario hands over in its context
+// are made as given, their arguments byte for byte (the values whose
+// headers need base64 must reach mcpx unchanged); other scenarios ask
+// for nothing in particular.
+func TestScenarioCallsGiven(t *testing.T) {
+	args := `{"region":"us-west1","non_ascii_val":"Hello, \u4e16\u754c","control_char_val":"line1\nline2","tab_val":"\tindented"}`
+	ctx := `{"name":"http-custom-headers","toolCalls":[` +
+		`{"name":"test_custom_headers","arguments":` + args + `},` +
+		`{"name":"test_custom_headers_null","arguments":{"region":"us-east1","verbose":null}}]}`
+	var sc scenarioContext
+	if err := json.Unmarshal([]byte(ctx), &sc); err != nil {
+		t.Fatal(err)
+	}
+	calls, err := scenarioCalls("http-custom-headers", sc, cliUser{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 2 || calls[0].Name != "test_custom_headers" || calls[1].Name != "test_custom_headers_null" {
+		t.Fatalf("scenarioCalls = %+v", calls)
+	}
+	if string(calls[0].Arguments) != args || !calls[0].given || !calls[1].given {
+		t.Errorf("scenarioCalls arguments = %s (given %v), want %s as given", calls[0].Arguments, calls[0].given, args)
+	}
+	if string(calls[1].Arguments) != `{"region":"us-east1","verbose":null}` {
+		t.Errorf("the null call's arguments = %s", calls[1].Arguments)
+	}
+
+	calls, err = scenarioCalls("tools_call", scenarioContext{}, cliUser{})
+	if err != nil || calls != nil {
+		t.Errorf("scenarioCalls(tools_call) = %v, %v; want nil, nil", calls, err)
+	}
+}
+
 func TestOneLine(t *testing.T) {
 	if got := oneLine("a\n  b\tc", 10); got != "a b c" {
 		t.Errorf("oneLine = %q", got)

@@ -93,6 +93,10 @@ type Options struct {
 	// CallMargin is added to a call's bound, the server's callTimeout plus
 	// startTimeout, for the daemon's own work (default 30 s).
 	CallMargin time.Duration
+	// KeepAlive keeps connections to the daemon open for later requests
+	// (keepalive.go): for a long-lived process that sends many, mcpx
+	// serve. The CLI sends one request and leaves it off.
+	KeepAlive bool
 	// OnUnresponsive, when set, is told (once per request, on the
 	// request's goroutine) that the daemon has not begun to answer for a
 	// few seconds and did not answer a health check either (silence.go):
@@ -124,6 +128,9 @@ type Client struct {
 	// another build is replaced (upgrade.go).
 	self    string
 	upgrade upgradeState
+	// pool holds idle connections (Options.KeepAlive; nil: a connection
+	// per request).
+	pool *connPool
 	// onUnresponsive is Options.OnUnresponsive; silentAfter, probeTimeout
 	// and discoveryBound are silence.go's durations (seams for tests; 0:
 	// the defaults; silentAfter < 0 turns the check off).
@@ -212,6 +219,9 @@ func New(opts Options) (*Client, error) {
 		uid: os.Getuid(), self: self, ask: opts.Ask, onUnresponsive: opts.OnUnresponsive}
 	if c.timeout <= 0 {
 		c.timeout = 2 * time.Minute
+	}
+	if opts.KeepAlive {
+		c.pool = &connPool{}
 	}
 	if c.margin <= 0 {
 		c.margin = 30 * time.Second

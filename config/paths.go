@@ -267,3 +267,7 @@ func (p Paths) ConfigFile() string { return filepath.Join(p.Config, "config.json
 // AuthDir holds the OAuth token files when no keyring is used, State/auth
 // (0700; one 0600 file per serverHash).
 func (p Paths) AuthDir() string { return filepath.Join(p.State, "auth") }
+
+// ServeKey is the key every request to `mcpx serve --http` carries,
+// State/serve.key (0600; made on first use).
+func (p Paths) ServeKey() string { return filepath.Join(p.State, "serve.key") }

@@ -121,6 +121,7 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 			// Deprecated from protocol 2026-07-28, which mcpx never asks
 			// for (startVersion): on the versions it speaks, the GET
 			// stream is how list_changed reaches us.
+			//lint:ignore SA1019 kept on purpose for the versions mcpx speaks (above)
 			transport.WithContinuousListening(),
 			transport.WithHTTPLogger(quietLogger))
 	case config.TransportSSE:

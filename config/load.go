@@ -416,10 +416,9 @@ func projectVerdict(trust *TrustStore, path string, fi fs.FileInfo, content []by
 	return ""
 }
 
-// sentence is err's text ending in a period, without the wrapped kind.
+// sentence is err's text ending in a period.
 func sentence(err error) string {
 	s := err.Error()
-	s = strings.TrimSuffix(s, ": "+ErrUntrustable.Error())
 	if !strings.HasSuffix(s, ".") {
 		s += "."
 	}

@@ -218,11 +218,7 @@ func (d *doc) checkRefs(n *node, format, name string) *ParseError {
 		if v.kind != '"' {
 			return nil
 		}
-		var str string
-		if json.Unmarshal(d.raw(v), &str) != nil {
-			return nil
-		}
-		if bad := unknownRef(str); bad != "" {
+		if bad := unknownRef(literalString(d.raw(v))); bad != "" {
 			return d.errAt(v.start, ErrInvalidValue, "server %q: %s: %s is not a variable form mcpx knows (${VAR}, ${VAR:-default}, ${env:VAR}, ${input:ID}); write $${ for a literal ${", name, key, bad)
 		}
 		return nil
@@ -488,12 +484,10 @@ func (d *doc) decode(n *node, server, key, want string, dst any) error {
 }
 
 func (d *doc) str(n *node, server, key string) (string, error) {
-	var s string
 	if n.kind != '"' {
 		return "", d.errAt(n.start, ErrType, "%s: want a string, not %s", d.subject(server, key), abbrev(d.raw(n)))
 	}
-	err := d.decode(n, server, key, "a string", &s)
-	return s, err
+	return literalString(d.raw(n)), nil
 }
 
 func (d *doc) boolean(n *node, server, key string) (bool, error) {

@@ -208,10 +208,7 @@ func socketInode(t *testing.T, sock string) uint64 {
 // systemdConformer: the units under a real hermetic user manager, with
 // systemdtest's fake daemon as the service.
 func systemdConformer(t *testing.T) conformer {
-	if testing.Short() {
-		t.Skip("starts a systemd user manager (-short)")
-	}
-	m := systemdtest.Start(t)
+	m := systemdtest.Start(t) // skipped with -short
 	getenv, paths := hermetic(t, m, nil)
 	return conformer{
 		mgr:       NewSystemd(getenv, paths, m.FakeDaemon(t)),

@@ -26,32 +26,7 @@ func TestAddRemoveServerKeepsTheRest(t *testing.T) {
 	}
 	for name, src := range cases {
 		t.Run(name, func(t *testing.T) {
-			out, err := AddServer("f.json", []byte(src), "new", entry, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := loadStringAt(t, string(out))
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			if s := c.Servers["new"]; s == nil || s.Command != "srv" || len(s.Args) != 1 {
-				t.Fatalf("added entry missing:\n%s", out)
-			}
-			for _, comment := range []string{"// my servers", "// first", "/* second */", "// top"} {
-				if strings.Contains(src, comment) && !strings.Contains(string(out), comment) {
-					t.Errorf("comment %q lost:\n%s", comment, out)
-				}
-			}
-			if _, err := AddServer("f.json", out, "new", entry, false); !errors.Is(err, ErrServerExists) {
-				t.Errorf("second add: %v", err)
-			}
-			repl, err := AddServer("f.json", out, "new", map[string]any{"url": "https://x"}, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c, err := loadStringAt(t, string(repl)); err != nil || c.Servers["new"].URL != "https://x" {
-				t.Fatalf("force replace: %v\n%s", err, repl)
-			}
+			out := checkAdd(t, src, entry)
 			back, err := RemoveServer("f.json", out, "new")
 			if err != nil {
 				t.Fatal(err)
@@ -64,6 +39,40 @@ func TestAddRemoveServerKeepsTheRest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkAdd adds entry as "new" to src and checks the result: it loads
+// with the entry, keeps src's comments, refuses a second add, and --force
+// replaces the entry. It returns src with the entry.
+func checkAdd(t *testing.T, src string, entry map[string]any) []byte {
+	t.Helper()
+	out, err := AddServer("f.json", []byte(src), "new", entry, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadStringAt(t, string(out))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if s := c.Servers["new"]; s == nil || s.Command != "srv" || len(s.Args) != 1 {
+		t.Fatalf("added entry missing:\n%s", out)
+	}
+	for _, comment := range []string{"// my servers", "// first", "/* second */", "// top"} {
+		if strings.Contains(src, comment) && !strings.Contains(string(out), comment) {
+			t.Errorf("comment %q lost:\n%s", comment, out)
+		}
+	}
+	if _, err := AddServer("f.json", out, "new", entry, false); !errors.Is(err, ErrServerExists) {
+		t.Errorf("second add: %v", err)
+	}
+	repl, err := AddServer("f.json", out, "new", map[string]any{"url": "https://x"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := loadStringAt(t, string(repl)); err != nil || c.Servers["new"].URL != "https://x" {
+		t.Fatalf("force replace: %v\n%s", err, repl)
+	}
+	return out
 }
 
 func TestRemoveServerPositions(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpx-dev/mcpx/client/h1"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/owner"
 	"github.com/mcpx-dev/mcpx/internal/peercred"
 )
 
@@ -124,12 +125,13 @@ func (c *Client) checkOwner(path string) error {
 	if err != nil {
 		return nil
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
+	refused := owner.Rule{User: c.uid, What: "socket", Kind: ErrForeignDaemon}.Check(path, fi)
+	if refused == nil {
 		return nil
 	}
-	if ok, why := peercred.ServerAllowed(path, int(st.Uid), c.uid); !ok {
-		return fmt.Errorf("socket %s is owned by uid %d, not by you (uid %d)%s: %w", path, st.Uid, c.uid, clause(why), ErrForeignDaemon)
+	uid, _ := owner.UID(fi)
+	if ok, why := peercred.ServerAllowed(path, uid, c.uid); !ok {
+		return fmt.Errorf("%w%s", refused, clause(why))
 	}
 	return nil
 }

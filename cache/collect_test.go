@@ -121,37 +121,7 @@ func TestGCProperty(t *testing.T) {
 		clk := &fakeClock{t: now.Add(-61 * 24 * time.Hour)}
 		s.Now = clk.Now
 		s.Grace = grace
-		roots := map[Digest][]string{}
-		var leases []*Lease
-		for i := range entries {
-			e := &entries[i]
-			buf := make([]byte, e.Size)
-			rnd.Read(buf)
-			// Written directly (Put's fsync would dominate the test);
-			// Put itself is tested elsewhere.
-			e.Digest = digestOf(buf)
-			writeBlob(t, s, *e, buf)
-			if e.Refs != nil {
-				roots[e.Digest] = e.Refs
-			}
-			switch {
-			case e.Leases > 0:
-				l, err := s.Lease(e.Digest, 200*24*time.Hour)
-				if err != nil {
-					t.Fatal(err)
-				}
-				leases = append(leases, l)
-			case rnd.Intn(3) == 0: // an expired lease: does not count
-				if _, err := s.Lease(e.Digest, time.Hour); err != nil {
-					t.Fatal(err)
-				}
-			case rnd.Intn(3) == 0: // a dead holder's lease: does not count
-				name := fmt.Sprintf("%s.%d.%s", e.Digest, dead, "feed")
-				if err := os.WriteFile(filepath.Join(s.Dir(), "leases", name), nil, 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+		roots, leases := fillRandomStore(t, s, rnd, entries, dead)
 		s.SetRoots(func() (map[Digest][]string, error) { return roots, nil })
 		clk.t = now
 
@@ -159,25 +129,73 @@ func TestGCProperty(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", label, err)
 		}
-		removed := map[Digest]bool{}
-		var freed int64
-		for _, e := range rep.Removed {
-			removed[e.Digest] = true
-			freed += e.Size
-		}
-		for _, e := range entries {
-			if s.Has(e.Digest) == removed[e.Digest] {
-				t.Fatalf("%s: report and disk disagree on %s", label, e.Digest.Short())
-			}
-		}
-		if freed != rep.FreedBytes || rep.Kept+len(rep.Removed) != len(entries) {
-			t.Fatalf("%s: inconsistent report %+v", label, rep)
-		}
+		removed := checkGCReport(t, label, s, entries, rep)
 		checkCollect(t, label, entries, removed, p, now, grace)
 		for _, l := range leases {
 			_ = l.Release()
 		}
 	}
+}
+
+// fillRandomStore writes entries' blobs (random bytes of their sizes, which
+// become their digests) into s, with their roots and leases: a live lease
+// for an entry with Leases, else at random an expired one or a dead
+// holder's, neither of which counts.
+func fillRandomStore(t *testing.T, s *Store, rnd *rand.Rand, entries []Entry, dead int) (map[Digest][]string, []*Lease) {
+	t.Helper()
+	roots := map[Digest][]string{}
+	var leases []*Lease
+	for i := range entries {
+		e := &entries[i]
+		buf := make([]byte, e.Size)
+		rnd.Read(buf)
+		// Written directly (Put's fsync would dominate the test); Put
+		// itself is tested elsewhere.
+		e.Digest = digestOf(buf)
+		writeBlob(t, s, *e, buf)
+		if e.Refs != nil {
+			roots[e.Digest] = e.Refs
+		}
+		switch {
+		case e.Leases > 0:
+			l, err := s.Lease(e.Digest, 200*24*time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leases = append(leases, l)
+		case rnd.Intn(3) == 0: // an expired lease: does not count
+			if _, err := s.Lease(e.Digest, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+		case rnd.Intn(3) == 0: // a dead holder's lease: does not count
+			name := fmt.Sprintf("%s.%d.%s", e.Digest, dead, "feed")
+			if err := os.WriteFile(filepath.Join(s.Dir(), "leases", name), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return roots, leases
+}
+
+// checkGCReport: the report and the disk agree on what GC removed, and the
+// report adds up. It returns the removed digests.
+func checkGCReport(t *testing.T, label string, s *Store, entries []Entry, rep GCReport) map[Digest]bool {
+	t.Helper()
+	removed := map[Digest]bool{}
+	var freed int64
+	for _, e := range rep.Removed {
+		removed[e.Digest] = true
+		freed += e.Size
+	}
+	for _, e := range entries {
+		if s.Has(e.Digest) == removed[e.Digest] {
+			t.Fatalf("%s: report and disk disagree on %s", label, e.Digest.Short())
+		}
+	}
+	if freed != rep.FreedBytes || rep.Kept+len(rep.Removed) != len(entries) {
+		t.Fatalf("%s: inconsistent report %+v", label, rep)
+	}
+	return removed
 }
 
 // FuzzCollect checks the pure collector's guarantee on arbitrary indexes.

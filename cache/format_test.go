@@ -47,7 +47,8 @@ type shapeKind struct {
 type shapeUnexported struct {
 	Name string `json:"name"`
 	N    int    `json:"n,omitempty"`
-	mu   int    //nolint:unused // encoding/json never sees it
+	//lint:ignore U1000 the unexported field is the point: the shape must not see it
+	mu int
 }
 
 type outerA struct {

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	ucli "github.com/urfave/cli/v3"
@@ -107,8 +108,12 @@ func (a *App) openBrowser(url string) bool {
 		return false
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	// The browser's own output is not mcpx's.
+	// The browser's own output is not mcpx's, and it runs in a session of
+	// its own: mcpx often exits right after (a URL elicitation's call goes
+	// on without waiting), and the terminal's hang-up would kill a browser
+	// still in mcpx's process group before it opened the page.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return false
 	}

@@ -46,29 +46,9 @@ func cacheCommand(a *App) *ucli.Command {
 		Usage: "inspect, collect and verify the content-addressed cache",
 		Commands: []*ucli.Command{
 			{
-				Name:  "ls",
-				Usage: "list entries, most recently used first",
-				Action: func(ctx context.Context, cmd *ucli.Command) error {
-					store, err := a.openStore()
-					if err != nil {
-						return err
-					}
-					entries, err := store.List()
-					if err != nil {
-						return err
-					}
-					doc := cacheLsDoc{Dir: store.Dir(), Entries: entries}
-					if doc.Entries == nil {
-						doc.Entries = []cache.Entry{}
-					}
-					for _, e := range entries {
-						doc.TotalBytes += e.Size
-					}
-					if jsonOut(cmd) {
-						return writeJSON(a.Stdout, doc)
-					}
-					return renderCacheLs(a.Stdout, doc, time.Now())
-				},
+				Name:   "ls",
+				Usage:  "list entries, most recently used first",
+				Action: func(_ context.Context, cmd *ucli.Command) error { return a.cacheLs(cmd) },
 			},
 			{
 				Name:  "gc",
@@ -77,71 +57,100 @@ func cacheCommand(a *App) *ucli.Command {
 					&ucli.StringFlag{Name: "max-bytes", Usage: "keep at most `SIZE` (e.g. 512MiB, 2GB; -1: no limit)"},
 					&ucli.StringFlag{Name: "max-age", Usage: "remove entries unused for `DURATION` (e.g. 7d, 72h; -1: no limit)"},
 				},
-				Action: func(ctx context.Context, cmd *ucli.Command) error {
-					policy, err := a.cachePolicy(cmd)
-					if err != nil {
-						return err
-					}
-					store, err := a.openStore()
-					if err != nil {
-						return err
-					}
-					rep, err := store.GC(policy)
-					if err != nil {
-						return err
-					}
-					if rep.Removed == nil {
-						rep.Removed = []cache.Entry{}
-					}
-					doc := cacheGCDoc{Dir: store.Dir(), Policy: policy, Report: rep}
-					if jsonOut(cmd) {
-						return writeJSON(a.Stdout, doc)
-					}
-					_, err = fmt.Fprintf(a.Stdout, "removed %d entries (%s), kept %d (%s); %d temp files and %d dead leases cleaned\n",
-						len(rep.Removed), humanBytes(rep.FreedBytes), rep.Kept, humanBytes(rep.KeptBytes), rep.TempRemoved, rep.LeasesRemoved)
-					return err
-				},
+				Action: func(_ context.Context, cmd *ucli.Command) error { return a.cacheGC(cmd) },
 			},
 			{
-				Name:  "verify",
-				Usage: "hash every entry; remove corrupt ones and report them",
-				Action: func(ctx context.Context, cmd *ucli.Command) error {
-					store, err := a.openStore()
-					if err != nil {
-						return err
-					}
-					probs, err := store.Verify()
-					if err != nil {
-						return err
-					}
-					doc := cacheVerifyDoc{Dir: store.Dir(), Problems: probs}
-					if doc.Problems == nil {
-						doc.Problems = []cache.Problem{}
-					}
-					if jsonOut(cmd) {
-						if err := writeJSON(a.Stdout, doc); err != nil {
-							return err
-						}
-					} else {
-						for _, p := range probs {
-							d := string(p.Digest)
-							if d == "" {
-								d = "-"
-							}
-							fmt.Fprintf(a.Stdout, "%s  %s\n", d, p.Reason)
-						}
-						if len(probs) == 0 {
-							fmt.Fprintln(a.Stdout, "every entry verified")
-						}
-					}
-					if len(probs) > 0 {
-						return silent(ExitToolError)
-					}
-					return nil
-				},
+				Name:   "verify",
+				Usage:  "hash every entry; remove corrupt ones and report them",
+				Action: func(_ context.Context, cmd *ucli.Command) error { return a.cacheVerify(cmd) },
 			},
 		},
 	}
+}
+
+// cacheLs is `cache ls`.
+func (a *App) cacheLs(cmd *ucli.Command) error {
+	store, err := a.openStore()
+	if err != nil {
+		return err
+	}
+	entries, err := store.List()
+	if err != nil {
+		return err
+	}
+	doc := cacheLsDoc{Dir: store.Dir(), Entries: entries}
+	if doc.Entries == nil {
+		doc.Entries = []cache.Entry{}
+	}
+	for _, e := range entries {
+		doc.TotalBytes += e.Size
+	}
+	if jsonOut(cmd) {
+		return writeJSON(a.Stdout, doc)
+	}
+	return renderCacheLs(a.Stdout, doc, time.Now())
+}
+
+// cacheGC is `cache gc`.
+func (a *App) cacheGC(cmd *ucli.Command) error {
+	policy, err := a.cachePolicy(cmd)
+	if err != nil {
+		return err
+	}
+	store, err := a.openStore()
+	if err != nil {
+		return err
+	}
+	rep, err := store.GC(policy)
+	if err != nil {
+		return err
+	}
+	if rep.Removed == nil {
+		rep.Removed = []cache.Entry{}
+	}
+	doc := cacheGCDoc{Dir: store.Dir(), Policy: policy, Report: rep}
+	if jsonOut(cmd) {
+		return writeJSON(a.Stdout, doc)
+	}
+	_, err = fmt.Fprintf(a.Stdout, "removed %d entries (%s), kept %d (%s); %d temp files and %d dead leases cleaned\n",
+		len(rep.Removed), humanBytes(rep.FreedBytes), rep.Kept, humanBytes(rep.KeptBytes), rep.TempRemoved, rep.LeasesRemoved)
+	return err
+}
+
+// cacheVerify is `cache verify`: a corrupt entry makes it exit 1.
+func (a *App) cacheVerify(cmd *ucli.Command) error {
+	store, err := a.openStore()
+	if err != nil {
+		return err
+	}
+	probs, err := store.Verify()
+	if err != nil {
+		return err
+	}
+	doc := cacheVerifyDoc{Dir: store.Dir(), Problems: probs}
+	if doc.Problems == nil {
+		doc.Problems = []cache.Problem{}
+	}
+	if jsonOut(cmd) {
+		if err := writeJSON(a.Stdout, doc); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range probs {
+			d := string(p.Digest)
+			if d == "" {
+				d = "-"
+			}
+			fmt.Fprintf(a.Stdout, "%s  %s\n", d, p.Reason)
+		}
+		if len(probs) == 0 {
+			fmt.Fprintln(a.Stdout, "every entry verified")
+		}
+	}
+	if len(probs) > 0 {
+		return silent(ExitToolError)
+	}
+	return nil
 }
 
 // openStore opens the store with the schema refs as roots.

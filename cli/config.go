@@ -66,76 +66,86 @@ func configCommand(a *App) *ucli.Command {
 			for _, w := range cfg.Warnings {
 				fmt.Fprintf(a.Stderr, "mcpx: warning: %s\n", w)
 			}
-			sources := cfg.Sources
-			if sources == nil {
-				sources = []string{}
+			switch {
+			case jsonOut(cmd):
+				return writeJSON(a.Stdout, newConfigDoc(c.Key(), cfg))
+			case cmd.Bool("path"):
+				return a.printConfigPaths(cfg)
 			}
-			if jsonOut(cmd) {
-				warnings := cfg.Warnings
-				if warnings == nil {
-					warnings = []string{}
-				}
-				files, shadowed := cfg.Files, cfg.Shadowed
-				if files == nil {
-					files = []config.Source{}
-				}
-				if shadowed == nil {
-					shadowed = []config.Shadow{}
-				}
-				servers := map[string]*configServer{}
-				for name, s := range cfg.Servers {
-					cs := &configServer{Server: s, Source: s.Source, Host: s.Host, Problem: s.Problem, Untrusted: s.Untrusted, Ignored: s.Ignored}
-					if s.URL == "" {
-						cs.Dir = s.Dir
-					}
-					servers[name] = cs
-				}
-				return writeJSON(a.Stdout, configDoc{DaemonKey: c.Key(), SchemaHash: cfg.SchemaHash(), Sources: sources, Files: files,
-					Builtin: cfg.Builtin, Servers: servers, Shadowed: shadowed, Settings: cfg.Settings, Warnings: warnings})
-			}
-			if cmd.Bool("path") {
-				if cfg.Builtin {
-					fmt.Fprintln(a.Stderr, "mcpx: no config file found; using the built-in demo server (`mcpx init` writes one).")
-				}
-				rows := make([][]string, 0, len(cfg.Files))
-				for _, f := range cfg.Files {
-					rows = append(rows, []string{f.Path, f.Host, f.Level, trustWord(f)})
-				}
-				if len(rows) == 0 {
-					return nil
-				}
-				return table(a.Stdout, []string{"FILE", "HOST", "LEVEL", "TRUST"}, rows)
-			}
-			if cfg.Builtin {
-				fmt.Fprintln(a.Stdout, "// built-in default: no config file found (`mcpx init` writes one)")
-			} else {
-				fmt.Fprintln(a.Stdout, "// merged from, nearest first:")
-				for _, f := range cfg.Files {
-					fmt.Fprintf(a.Stdout, "//   %s (%s, %s, %s)\n", f.Path, f.Host, f.Level, trustWord(f))
-				}
-			}
-			for _, sh := range cfg.Shadowed {
-				fmt.Fprintf(a.Stdout, "// %s: the entry in %s is shadowed by %s\n", sh.Name, sh.Source, sh.By)
-			}
-			for _, name := range cfg.Names() {
-				s := cfg.Servers[name]
-				if len(s.Ignored) > 0 {
-					fmt.Fprintf(a.Stdout, "// %s (%s): keys mcpx does not use: %s\n", name, s.Host, strings.Join(s.Ignored, ", "))
-				}
-				switch {
-				case s.Self:
-					fmt.Fprintf(a.Stdout, "// %s: skipped: %s\n", name, s.Problem)
-				case s.Problem != "":
-					fmt.Fprintf(a.Stdout, "// %s: not usable: %s\n", name, s.Problem)
-				}
-				if s.Untrusted != "" {
-					fmt.Fprintf(a.Stdout, "// %s: untrusted: %s\n", name, s.Untrusted)
-				}
-			}
-			fmt.Fprintf(a.Stdout, "// daemonKey %s\n", c.Key())
+			a.printConfigComments(cfg, c.Key())
 			return writeJSON(a.Stdout, map[string]any{"mcpServers": cfg.Servers, "mcpx": cfg.Settings})
 		},
 	}
+}
+
+// newConfigDoc is `config --json`, with empty lists as [].
+func newConfigDoc(key config.DaemonKey, cfg *config.Config) configDoc {
+	servers := map[string]*configServer{}
+	for name, s := range cfg.Servers {
+		cs := &configServer{Server: s, Source: s.Source, Host: s.Host, Problem: s.Problem, Untrusted: s.Untrusted, Ignored: s.Ignored}
+		if s.URL == "" {
+			cs.Dir = s.Dir
+		}
+		servers[name] = cs
+	}
+	return configDoc{DaemonKey: key, SchemaHash: cfg.SchemaHash(), Sources: orEmpty(cfg.Sources), Files: orEmpty(cfg.Files),
+		Builtin: cfg.Builtin, Servers: servers, Shadowed: orEmpty(cfg.Shadowed), Settings: cfg.Settings, Warnings: orEmpty(cfg.Warnings)}
+}
+
+// orEmpty is list, or an empty list for nil (JSON [] rather than null).
+func orEmpty[T any](list []T) []T {
+	if list == nil {
+		return []T{}
+	}
+	return list
+}
+
+// printConfigPaths is `config --path`: the files, nearest first.
+func (a *App) printConfigPaths(cfg *config.Config) error {
+	if cfg.Builtin {
+		fmt.Fprintln(a.Stderr, "mcpx: no config file found; using the built-in demo server (`mcpx init` writes one).")
+	}
+	rows := make([][]string, 0, len(cfg.Files))
+	for _, f := range cfg.Files {
+		rows = append(rows, []string{f.Path, f.Host, f.Level, trustWord(f)})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return table(a.Stdout, []string{"FILE", "HOST", "LEVEL", "TRUST"}, rows)
+}
+
+// printConfigComments writes what the merged config printed below it
+// cannot say, as comments: where it comes from, what is shadowed, and
+// which servers are unusable or untrusted.
+func (a *App) printConfigComments(cfg *config.Config, key config.DaemonKey) {
+	if cfg.Builtin {
+		fmt.Fprintln(a.Stdout, "// built-in default: no config file found (`mcpx init` writes one)")
+	} else {
+		fmt.Fprintln(a.Stdout, "// merged from, nearest first:")
+		for _, f := range cfg.Files {
+			fmt.Fprintf(a.Stdout, "//   %s (%s, %s, %s)\n", f.Path, f.Host, f.Level, trustWord(f))
+		}
+	}
+	for _, sh := range cfg.Shadowed {
+		fmt.Fprintf(a.Stdout, "// %s: the entry in %s is shadowed by %s\n", sh.Name, sh.Source, sh.By)
+	}
+	for _, name := range cfg.Names() {
+		s := cfg.Servers[name]
+		if len(s.Ignored) > 0 {
+			fmt.Fprintf(a.Stdout, "// %s (%s): keys mcpx does not use: %s\n", name, s.Host, strings.Join(s.Ignored, ", "))
+		}
+		switch {
+		case s.Self:
+			fmt.Fprintf(a.Stdout, "// %s: skipped: %s\n", name, s.Problem)
+		case s.Problem != "":
+			fmt.Fprintf(a.Stdout, "// %s: not usable: %s\n", name, s.Problem)
+		}
+		if s.Untrusted != "" {
+			fmt.Fprintf(a.Stdout, "// %s: untrusted: %s\n", name, s.Untrusted)
+		}
+	}
+	fmt.Fprintf(a.Stdout, "// daemonKey %s\n", key)
 }
 
 // trustWord is a source's trust for people.

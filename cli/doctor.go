@@ -10,13 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	ucli "github.com/urfave/cli/v3"
 
 	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/owner"
 	"github.com/mcpx-dev/mcpx/internal/proc"
 	"github.com/mcpx-dev/mcpx/internal/version"
 	"github.com/mcpx-dev/mcpx/service"
@@ -234,27 +234,14 @@ func (a *App) doctorUnits(add addFunc, m service.Manager, l *local, cfg *config.
 // directory of ours with mode 0700, or absent (created on first use).
 func (a *App) doctorRuntime(add addFunc, l *local) {
 	dir := l.paths.Runtime
-	fi, err := os.Lstat(dir)
-	switch {
+	switch err := (owner.Rule{User: os.Getuid(), Exact: 0o700}).CheckDir(dir); {
 	case errors.Is(err, fs.ErrNotExist):
 		add("socket dir", checkOK, "%s does not exist yet; it is created 0700 on first use", dir)
-		return
 	case err != nil:
 		add("socket dir", checkFail, "%v", err)
-		return
-	case !fi.IsDir():
-		add("socket dir", checkFail, "%s is not a directory", dir)
-		return
+	default:
+		add("socket dir", checkOK, "%s (0700, yours)", dir)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		add("socket dir", checkFail, "%s is owned by uid %d, not you (%d)", dir, st.Uid, os.Getuid())
-		return
-	}
-	if fi.Mode().Perm() != 0o700 {
-		add("socket dir", checkFail, "%s has mode %#o; run `chmod 700 %s`", dir, fi.Mode().Perm(), dir)
-		return
-	}
-	add("socket dir", checkOK, "%s (0700, yours)", dir)
 }
 
 // doctorCommands checks that every stdio server's command is found on PATH,

@@ -163,16 +163,17 @@ func classify(err error) failure {
 		se   *service.StartError
 		unv  *config.UnsetVarError
 		perr *config.ParseError
-		uns  *owner.UnsafeError
+		uns  *owner.Error
 	)
 	switch {
 	case errors.As(err, &ee):
 		return failure{exit: ee.code, code: ee.kind, what: ee.msg}
 	case errors.Is(err, service.ErrUnknownService):
 		return failure{exit: ExitUsage, code: codeUsage, what: err.Error()}
-	case errors.As(err, &uns):
+	case errors.As(err, &uns) && uns.Kind == nil:
 		// State someone else could have written: refused, like an
-		// untrusted config.
+		// untrusted config. (A refusal of a caller's own kind, such as
+		// another user's socket, is classified by that kind below.)
 		return failure{exit: ExitPolicy, code: codeUnsafeState, what: uns.Error()}
 	case errors.As(err, &ue):
 		help := "mcpx --help"

@@ -8,6 +8,7 @@ import (
 
 	ucli "github.com/urfave/cli/v3"
 
+	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
@@ -37,26 +38,37 @@ func (a *App) lsRun(ctx context.Context, cmd invocation) error {
 		return err
 	}
 	if ns := cmd.Args().First(); ns != "" {
-		if jsonOut(cmd) {
-			r, err := c.Tools(ctx, ns)
-			if err != nil {
-				return err
-			}
-			return writeJSON(a.Stdout, r)
-		}
-		// The table needs no definitions.
-		r, err := c.ToolsBrief(ctx, ns)
+		return a.lsTools(ctx, cmd, c, ns)
+	}
+	return a.lsNamespaces(ctx, cmd, c)
+}
+
+// lsTools is `ls NS`.
+func (a *App) lsTools(ctx context.Context, cmd invocation, c *client.Client, ns string) error {
+	if jsonOut(cmd) {
+		r, err := c.Tools(ctx, ns)
 		if err != nil {
 			return err
 		}
-		if err := unreadError(r.Namespace); err != nil {
-			return err
-		}
-		return tableOf(a.Stdout, []string{"TOOL", "DESCRIPTION"}, len(r.Rows), func(i int, buf []string) []string {
-			buf[0], buf[1] = r.Rows[i].Name, r.Rows[i].Summary
-			return buf
-		})
+		return writeJSON(a.Stdout, r)
 	}
+	// The table needs no definitions.
+	r, err := c.ToolsBrief(ctx, ns)
+	if err != nil {
+		return err
+	}
+	if err := unreadError(r.Namespace); err != nil {
+		return err
+	}
+	return tableOf(a.Stdout, []string{"TOOL", "DESCRIPTION"}, len(r.Rows), func(i int, buf []string) []string {
+		buf[0], buf[1] = r.Rows[i].Name, r.Rows[i].Summary
+		return buf
+	})
+}
+
+// lsNamespaces is `ls`: the table, then notes on stderr about untrusted,
+// unread and unavailable servers.
+func (a *App) lsNamespaces(ctx context.Context, cmd invocation, c *client.Client) error {
 	r, err := c.Namespaces(ctx)
 	if err != nil {
 		return err
@@ -68,20 +80,13 @@ func (a *App) lsRun(ctx context.Context, cmd invocation) error {
 	untrusted := 0
 	var beside []api.Namespace // "NAME (untrusted)" rows
 	for _, n := range r.Namespaces {
-		state := n.State
-		if (n.State == api.StateError || n.State == api.StateInvalid || n.State == api.StateSkipped) && n.Error != "" {
-			state += ": " + api.FirstLine(n.Error)
-		}
 		if n.State == api.StateUntrusted {
 			untrusted++
-			if n.Source != "" {
-				state += ": " + n.Source
-			}
 			if strings.HasSuffix(n.Name, config.UntrustedSuffix) {
 				beside = append(beside, n)
 			}
 		}
-		rows = append(rows, []string{n.Name, strconv.Itoa(n.Tools), strconv.Itoa(n.Live), state, api.Summary(n.Description)})
+		rows = append(rows, []string{n.Name, strconv.Itoa(n.Tools), strconv.Itoa(n.Live), nsState(n), api.Summary(n.Description)})
 	}
 	if err := table(a.Stdout, []string{"NAMESPACE", "TOOLS", "LIVE", "STATE", "DESCRIPTION"}, rows); err != nil {
 		return err
@@ -99,6 +104,18 @@ func (a *App) lsRun(ctx context.Context, cmd invocation) error {
 		fmt.Fprintf(a.Stderr, "mcpx: %s.\n", u.Sentence())
 	}
 	return nil
+}
+
+// nsState is a namespace's STATE column: the state, with the first line
+// of its error or the untrusted file.
+func nsState(n api.Namespace) string {
+	switch {
+	case (n.State == api.StateError || n.State == api.StateInvalid || n.State == api.StateSkipped) && n.Error != "":
+		return n.State + ": " + api.FirstLine(n.Error)
+	case n.State == api.StateUntrusted && n.Source != "":
+		return n.State + ": " + n.Source
+	}
+	return n.State
 }
 
 // noteUnread tells on stderr which namespaces have never been read (broad

@@ -20,6 +20,9 @@ import (
 // `mcpx demo-server` and `mcpx daemon` are mcpxd's: mcpx execs the mcpxd
 // beside it.
 func TestDemoServerAndDaemonExecMcpxd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds both binaries and runs a daemon (-short)")
+	}
 	bin := mcpxBinary(t)
 	cmd := exec.Command(bin, "demo-server")
 	cmd.Env = []string{"PATH=/nonexistent"}

@@ -15,8 +15,8 @@ func init() { register(serveCommand) }
 func serveCommand(a *App) *ucli.Command {
 	return &ucli.Command{
 		Name:            "serve",
-		Usage:           "serve every configured MCP server as one MCP server (stdio, or --http 127.0.0.1:PORT)",
-		ArgsUsage:       "[--http ADDR [--http-allow-remote]] [--expose all|search] [--ns a,b] [--print-config HOST]",
+		Usage:           "serve every configured MCP server as one MCP server (stdio, or --http 127.0.0.1:PORT: /mcp and /mcp/NS)",
+		ArgsUsage:       "[--http ADDR [--http-allow-remote] [--no-key]] [--expose all|search] [--ns a,b | --ns NS] [--print-config HOST]",
 		SkipFlagParsing: true,
 		Action: func(ctx context.Context, cmd *ucli.Command) error {
 			var args []string

@@ -15,6 +15,9 @@ import (
 
 // On a terminal, call follows a task itself and shows its status on stderr.
 func TestCallShowsTaskStatusOnATerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the fixture and runs a task through a daemon (-short)")
+	}
 	e := newEnv(t)
 	fixtureBin, err := testkit.Build(t.TempDir(), testkit.Fixture)
 	if err != nil {

@@ -215,11 +215,7 @@ func (a *App) listTrusted(cmd *ucli.Command, store *config.TrustStore) error {
 	return table(a.Stdout, []string{"FILE", "STATE", "TRUSTED"}, rows)
 }
 
-// untrustableMsg is the refusal without the wrapped kind.
+// untrustableMsg is the refusal and what it means.
 func untrustableMsg(err error) string {
-	s := err.Error()
-	if k := ": " + config.ErrUntrustable.Error(); len(s) > len(k) && s[len(s)-len(k):] == k {
-		s = s[:len(s)-len(k)]
-	}
-	return s + "; mcpx never trusts such a file"
+	return err.Error() + "; mcpx never trusts such a file"
 }

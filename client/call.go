@@ -2,6 +2,7 @@ package client
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -80,13 +81,12 @@ func (c *Client) CallStreamWith(ctx context.Context, req api.CallRequest, h Stre
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(bound, func() { timedOut.Store(true); cancel() })
 	defer timer.Stop()
-	conn, resp, err := c.send(parent, withBound(ctx, bound), "POST", path, path, req)
+	cn, resp, err := c.send(parent, withBound(ctx, bound), "POST", path, path, req)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
+	stop := context.AfterFunc(ctx, func() { cn.Close() })
+	defer c.release(cn, resp, stop)
 	if resp.Status < 200 || resp.Status > 299 {
 		data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 		if err != nil {
@@ -106,6 +106,9 @@ func (c *Client) CallStreamWith(ctx context.Context, req api.CallRequest, h Stre
 	for {
 		line, err := rd.ReadBytes('\n')
 		if len(line) > 0 {
+			if r, ok := resultFrame(line); ok {
+				return r, nil
+			}
 			var f api.StreamFrame
 			if jerr := json.Unmarshal(line, &f); jerr != nil {
 				return nil, fmt.Errorf("POST %s: decode frame: %w", path, jerr)
@@ -154,4 +157,18 @@ func (c *Client) answerElicitation(ctx context.Context, e api.Elicitation, h Str
 	if err := c.post(ctx, api.PathElicit, api.ElicitAnswer{ID: e.ID, Result: result}, nil); err != nil && h.Late != nil {
 		h.Late(e, err)
 	}
+}
+
+// resultFrame decodes a result frame, {"result":CallResponse}, as the
+// daemon writes it, with api.DecodeCallResponse instead of reflection (the
+// result shares line's memory). ok is false for any other line, which the
+// caller decodes in full.
+func resultFrame(line []byte) (*api.CallResponse, bool) {
+	const prefix = `{"result":`
+	inner := bytes.TrimRight(line, "\r\n")
+	if !bytes.HasPrefix(inner, []byte(prefix)) || len(inner) < len(prefix)+2 || inner[len(inner)-1] != '}' {
+		return nil, false
+	}
+	r, err := api.DecodeCallResponse(inner[len(prefix) : len(inner)-1])
+	return r, err == nil && r != nil
 }

@@ -100,6 +100,10 @@ type Options struct {
 	// captured environment when their stamps say they hold what it would
 	// write. Config then reads the sources on first use.
 	Snapshot bool
+	// KeepAlive keeps connections to the daemon open for later requests
+	// (keepalive.go): for a long-lived process that sends many, mcpx
+	// serve. The CLI sends one request and leaves it off.
+	KeepAlive bool
 	// OnUnresponsive, when set, is told (once per request, on the
 	// request's goroutine) that the daemon has not begun to answer for a
 	// few seconds and did not answer a health check either (silence.go):
@@ -136,6 +140,9 @@ type Client struct {
 	// another build is replaced (upgrade.go).
 	self    string
 	upgrade upgradeState
+	// pool holds idle connections (Options.KeepAlive; nil: a connection
+	// per request).
+	pool *connPool
 	// onUnresponsive is Options.OnUnresponsive; silentAfter, probeTimeout
 	// and discoveryBound are silence.go's durations (seams for tests; 0:
 	// the defaults; silentAfter < 0 turns the check off).
@@ -239,6 +246,9 @@ func New(opts Options) (*Client, error) {
 		uid: os.Getuid(), self: self, ask: opts.Ask, onUnresponsive: opts.OnUnresponsive}
 	if c.timeout <= 0 {
 		c.timeout = 2 * time.Minute
+	}
+	if opts.KeepAlive {
+		c.pool = &connPool{}
 	}
 	if c.margin <= 0 {
 		c.margin = 30 * time.Second

@@ -76,7 +76,7 @@ func TestRootListenerOutsideUsersPrivateDirIsRefused(t *testing.T) {
 		why   string
 	}{
 		{"open directory", testUser, 0o755, "mode 0755"},
-		{"another user's directory", 4321, 0o700, "belongs to uid 4321"},
+		{"another user's directory", 4321, 0o700, "owned by uid 4321"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := rootHeldSocket(t, tc.owner, tc.mode)

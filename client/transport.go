@@ -19,11 +19,13 @@ import (
 	"github.com/mcpx-dev/mcpx/client/h1"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/owner"
 	"github.com/mcpx-dev/mcpx/internal/peercred"
 )
 
 // The transport: one HTTP/1.1 request per connection over the unix socket,
-// written and read by package h1. A fresh connection per request means a
+// written and read by package h1 (a keep-alive client, mcpx serve, reuses
+// connections: keepalive.go). A fresh connection per request means a
 // daemon restart (which closes idle connections) can never race a request
 // onto a dying connection, and closing the connection is how a request is
 // cancelled: the daemon cancels the request's context, and with it the
@@ -122,12 +124,13 @@ func (c *Client) checkOwner(path string) error {
 	if err != nil {
 		return nil
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
+	refused := owner.Rule{User: c.uid, What: "socket", Kind: ErrForeignDaemon}.Check(path, fi)
+	if refused == nil {
 		return nil
 	}
-	if ok, why := peercred.ServerAllowed(path, int(st.Uid), c.uid); !ok {
-		return fmt.Errorf("socket %s is owned by uid %d, not by you (uid %d)%s: %w", path, st.Uid, c.uid, clause(why), ErrForeignDaemon)
+	uid, _ := owner.UID(fi)
+	if ok, why := peercred.ServerAllowed(path, uid, c.uid); !ok {
+		return fmt.Errorf("%w%s", refused, clause(why))
 	}
 	return nil
 }
@@ -241,13 +244,12 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, c.boundOf(ctx))
 	defer cancel()
-	conn, resp, err := c.send(parent, ctx, method, path, target, body)
+	cn, resp, err := c.send(parent, ctx, method, path, target, body)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
+	stop := context.AfterFunc(ctx, func() { cn.Close() })
+	defer c.release(cn, resp, stop)
 	data, err := readAnswer(resp)
 	if err != nil {
 		return fmt.Errorf("%s %s on %s: read answer: %w: %w", method, path, c.socket, ErrDaemonUnavailable, err)
@@ -302,7 +304,7 @@ func apiError(method, path string, status int, data []byte) *APIError {
 // call) once. ctx bounds the request; parent is the caller's own context
 // (its end is an interrupt, not a timeout). The daemon's build is checked
 // against this client's (upgrade.go).
-func (c *Client) send(parent, ctx context.Context, method, path, target string, body any) (net.Conn, *h1.Response, error) {
+func (c *Client) send(parent, ctx context.Context, method, path, target string, body any) (*conn, *h1.Response, error) {
 	if err := c.prepare(); err != nil {
 		return nil, nil, err
 	}
@@ -325,10 +327,10 @@ func (c *Client) send(parent, ctx context.Context, method, path, target string, 
 		attempts = 4
 	}
 	for i := 1; ; i++ {
-		conn, resp, written, err := c.open(ctx, method, target, payload)
+		cn, resp, written, err := c.open(ctx, method, target, payload)
 		if err == nil {
 			c.checkBuild(parent, resp.Header[strings.ToLower(api.HeaderBinary)])
-			return conn, resp, nil
+			return cn, resp, nil
 		}
 		if parent.Err() != nil {
 			return nil, nil, fmt.Errorf("%s %s: %w", method, path, parent.Err())
@@ -359,13 +361,12 @@ func (c *Client) roundTrip(ctx context.Context, method, target string, payload [
 // exchange is roundTrip that also returns the daemon's build
 // (api.HeaderBinary).
 func (c *Client) exchange(ctx context.Context, method, target string, payload []byte) (status int, data []byte, binary string, written bool, err error) {
-	conn, resp, written, err := c.open(ctx, method, target, payload)
+	cn, resp, written, err := c.open(ctx, method, target, payload)
 	if err != nil {
 		return 0, nil, "", written, err
 	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
+	stop := context.AfterFunc(ctx, func() { cn.Close() })
+	defer c.release(cn, resp, stop)
 	data, err = readAnswer(resp)
 	if err != nil {
 		return 0, nil, "", true, fmt.Errorf("read answer: %w", err)
@@ -376,51 +377,81 @@ func (c *Client) exchange(ctx context.Context, method, target string, payload []
 	return resp.Status, data, resp.Header[strings.ToLower(api.HeaderBinary)], true, nil
 }
 
-// open sends one request on a fresh connection and reads the answer's head;
-// the caller reads the body and closes conn. Every request carries the
-// stamp of the config sources the client found, so a daemon holding
-// another config reloads before answering. written reports whether the
-// request left in full.
-func (c *Client) open(ctx context.Context, method, target string, payload []byte) (conn net.Conn, resp *h1.Response, written bool, err error) {
-	conn, err = c.dial(ctx)
-	if err != nil {
-		if errors.Is(err, ErrForeignDaemon) {
-			return nil, nil, false, err
-		}
-		return nil, nil, false, &errDial{err}
-	}
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-	req := h1.Request{Method: method, Target: target}
+// open sends one request and reads the answer's head; the caller reads
+// the body and releases the connection. The request goes on a fresh
+// connection, or, for a keep-alive client, on an idle one (a kept
+// connection the daemon closed meanwhile is dropped and the next one
+// tried, at once: keepalive.go). Every request carries the stamp of the
+// config sources the client found, so a daemon holding another config
+// reloads before answering. written reports whether the request left in
+// full.
+func (c *Client) open(ctx context.Context, method, target string, payload []byte) (cn *conn, resp *h1.Response, written bool, err error) {
+	req := h1.Request{Method: method, Target: target, KeepAlive: c.pool != nil}
 	if c.brief != nil {
 		req.Header = [][2]string{{api.HeaderConfigStamp, c.brief.Stamp}}
 	}
 	if payload != nil {
 		req.Body, req.ContentType = payload, "application/json"
 	}
-	if werr := h1.WriteRequest(conn, req); werr != nil {
+	for {
+		if c.pool != nil {
+			cn = c.pool.get(time.Now())
+		}
+		if cn == nil {
+			nc, err := c.dial(ctx)
+			if err != nil {
+				if errors.Is(err, ErrForeignDaemon) {
+					return nil, nil, false, err
+				}
+				return nil, nil, false, &errDial{err}
+			}
+			cn = &conn{Conn: nc, br: bufio.NewReaderSize(nc, 16<<10)}
+		}
+		kept := cn
+		resp, written, err = cn.exchange(ctx, req, func(sent time.Time) error {
+			return c.awaitAnswer(ctx, kept, kept.br, target, sent)
+		})
+		if err != nil && cn.reused && ctx.Err() == nil && retryable(method, written, err) {
+			// A kept connection the daemon closed (idle, restarting)
+			// before it read the request.
+			cn.Close()
+			cn = nil
+			continue
+		}
+		return cn, resp, written, err
+	}
+}
+
+// exchange writes req on cn and reads the answer's head, waiting for its
+// first byte with await (Client.awaitAnswer, given when the request left)
+// when set. On an error cn is closed.
+func (cn *conn) exchange(ctx context.Context, req h1.Request, await func(sent time.Time) error) (resp *h1.Response, written bool, err error) {
+	stop := context.AfterFunc(ctx, func() { cn.Close() })
+	defer stop()
+	if werr := h1.WriteRequest(cn, req); werr != nil {
 		// The daemon may have refused the request before reading all of
 		// it (413 for a body over its limit) and closed: its answer is
 		// still there to read, and it says more than a broken pipe.
-		conn.SetReadDeadline(time.Now().Add(2 * time.Second))
-		if resp, err = h1.ReadResponse(bufio.NewReaderSize(conn, 16<<10)); err == nil {
-			conn.SetReadDeadline(time.Time{})
-			return conn, resp, false, nil
+		cn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		if resp, err = h1.ReadResponse(cn.br); err == nil {
+			cn.SetReadDeadline(time.Time{})
+			return resp, false, nil
 		}
-		conn.Close()
-		return nil, nil, false, werr
+		cn.Close()
+		return nil, false, werr
 	}
-	br := bufio.NewReaderSize(conn, 16<<10)
-	if err := c.awaitAnswer(ctx, conn, br, target, time.Now()); err != nil {
-		conn.Close()
-		return nil, nil, true, err
+	if await != nil {
+		if err := await(time.Now()); err != nil {
+			cn.Close()
+			return nil, true, err
+		}
 	}
-	resp, err = h1.ReadResponse(br)
+	resp, err = h1.ReadResponse(cn.br)
 	if err != nil {
-		conn.Close()
-		return nil, nil, true, err
+		cn.Close()
+		return nil, true, err
 	}
-	return conn, resp, true, nil
+	return resp, true, nil
 }
 
 func trimSpace(b []byte) string {

@@ -344,13 +344,13 @@ func decodeHostDocUncached(path string, b []byte, format hosts.Format) (map[stri
 	if format == hosts.TOML {
 		return decodeTOML(path, b)
 	}
-	d, err := parseJSONC(path, b)
+	d, err := standardJSON(path, b)
 	if err != nil {
 		return nil, err
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(d.clean, &doc); err != nil {
-		return nil, d.syntaxError(err)
+		return nil, d.errAt(0, ErrSyntax, "%v", err)
 	}
 	return doc, nil
 }

@@ -9,12 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/tailscale/hujson"
 )
 
 // Editing mcpx's own files (`mcpx config add/remove/import`). Edits are
-// minimal: the new member's text is inserted, or the removed member's text
-// cut out, at the offsets the JSONC scanner found, so the rest of the file
-// (comments, layout, other keys) stays as the user wrote it.
+// minimal: hujson's syntax tree says where each member, comma and comment
+// is, and the new member's text is inserted, or the removed member's text
+// cut out, of the file as read, so the rest of it (comments, layout, line
+// endings, other keys) stays byte for byte as the user wrote it.
 
 // ErrServerExists is adding a name the file already defines (without
 // force).
@@ -71,98 +74,133 @@ func EntryJSON(s *Server) any {
 
 // AddServer returns src (a JSONC mcpx config, or empty) with server name
 // set to entry under "mcpServers". An existing name is ErrServerExists
-// unless force, which replaces its value in place.
+// unless force, which replaces its value in place. A new server goes after
+// the last one, past the comments on that one's line; it takes the
+// indentation of the first server, and the file's trailing commas and
+// line endings.
 func AddServer(file string, src []byte, name string, entry any, force bool) ([]byte, error) {
 	if len(bytes.TrimSpace(src)) == 0 {
-		val, err := indentJSON(entry, "    ")
+		val, err := indentJSON(entry, "    ", "\n")
 		if err != nil {
 			return nil, err
 		}
 		return fmt.Appendf(nil, "{\n  \"mcpServers\": {\n    %s: %s\n  }\n}\n", quote(name), val), nil
 	}
-	d, err := parseJSONC(file, src)
+	e, err := editing(file, src)
 	if err != nil {
 		return nil, err
 	}
-	servers := d.member(d.root, formatMCPServers)
-	if servers == nil {
-		// A new "mcpServers" member, first in the top-level object.
-		val, err := indentJSON(map[string]any{name: entry}, "  ")
-		if err != nil {
-			return nil, err
-		}
-		ins := "\n  \"mcpServers\": " + string(val)
-		if len(d.root.members) > 0 {
-			ins += ","
-		}
-		return splice(src, d.root.start+1, d.root.start+1, ins), nil
+	i := e.find(e.top, formatMCPServers)
+	if i < 0 {
+		return e.addServerMap(name, entry)
 	}
-	if servers.val.kind != '{' {
-		return nil, d.errAt(servers.val.start, ErrType, "%q must be an object of servers", formatMCPServers)
+	servers := &e.top.Members[i]
+	obj, ok := servers.Value.Value.(*hujson.Object)
+	if !ok {
+		return nil, e.errAt(servers.Value.StartOffset, ErrType, "%q must be an object of servers", formatMCPServers)
 	}
-	obj := servers.val
-	indent := d.indentOf(servers.keyStart) + "  "
-	if m := d.member(obj, name); m != nil {
+	if j := e.find(obj, name); j >= 0 {
+		m := &obj.Members[j]
 		if !force {
-			return nil, fmt.Errorf("%s: server %q: %w (pass --force to replace it)", d.where(m.keyStart), name, ErrServerExists)
+			return nil, fmt.Errorf("%s: server %q: %w (pass --force to replace it)", e.where(m.Name.StartOffset), name, ErrServerExists)
 		}
-		val, err := indentJSON(entry, d.indentOf(m.keyStart))
+		val, err := indentJSON(entry, e.indentOf(m.Name.StartOffset), e.nl)
 		if err != nil {
 			return nil, err
 		}
-		return splice(src, m.val.start, m.val.end, string(val)), nil
+		return splice(src, m.Value.StartOffset, m.Value.EndOffset, string(val)), nil
 	}
-	if len(obj.members) > 0 {
-		indent = d.indentOf(obj.members[0].keyStart)
+	if len(obj.Members) == 0 {
+		return e.addFirst(servers, obj, name, entry)
 	}
-	val, err := indentJSON(entry, indent)
+	return e.addLast(obj, name, entry)
+}
+
+// addServerMap adds a "mcpServers" member holding name, first in the
+// top-level object.
+func (e *editor) addServerMap(name string, entry any) ([]byte, error) {
+	val, err := indentJSON(map[string]any{name: entry}, "  ", e.nl)
 	if err != nil {
 		return nil, err
 	}
-	if len(obj.members) == 0 {
-		closeIndent := d.indentOf(servers.keyStart)
-		return splice(src, obj.start+1, obj.end-1, "\n"+indent+quote(name)+": "+string(val)+"\n"+closeIndent), nil
+	ins := e.nl + "  \"mcpServers\": " + string(val)
+	if len(e.top.Members) > 0 {
+		ins += ","
+	} else {
+		ins += e.nl
 	}
-	last := obj.members[len(obj.members)-1]
-	return splice(src, last.val.end, last.val.end, ",\n"+indent+quote(name)+": "+string(val)), nil
+	open := e.tree.StartOffset + 1
+	return splice(e.src, open, open, ins), nil
+}
+
+// addFirst puts name into the empty server map of servers, after the
+// comments on the line of its opening brace.
+func (e *editor) addFirst(servers *hujson.ObjectMember, obj *hujson.Object, name string, entry any) ([]byte, error) {
+	outer := e.indentOf(servers.Name.StartOffset)
+	indent := outer + "  "
+	val, err := indentJSON(entry, indent, e.nl)
+	if err != nil {
+		return nil, err
+	}
+	member := indent + quote(name) + ": " + string(val)
+	open := servers.Value.StartOffset + 1
+	if n := lineEndIn(obj.AfterExtra); n >= 0 {
+		return splice(e.src, open+n, open+n, member+e.nl), nil
+	}
+	return splice(e.src, open, open, e.nl+member+e.nl+outer), nil
+}
+
+// addLast puts name after the last member of obj (which has members),
+// past the comments on that member's line.
+func (e *editor) addLast(obj *hujson.Object, name string, entry any) ([]byte, error) {
+	indent := e.indentOf(obj.Members[0].Name.StartOffset)
+	val, err := indentJSON(entry, indent, e.nl)
+	if err != nil {
+		return nil, err
+	}
+	member := quote(name) + ": " + string(val)
+	last := obj.Members[len(obj.Members)-1].Value
+	if last.AfterExtra != nil {
+		// A trailing comma: the new member has one too.
+		comma := last.EndOffset + len(last.AfterExtra)
+		if n := lineEndIn(obj.AfterExtra); n >= 0 {
+			at := comma + 1 + n
+			return splice(e.src, at, at, indent+member+","+e.nl), nil
+		}
+		return splice(e.src, comma+1, comma+1, " "+member+","), nil
+	}
+	// The comma goes right after the last value, the member after the
+	// rest of its line (the parser gave that to the object: obj.AfterExtra
+	// starts at the last value's end).
+	out := splice(e.src, last.EndOffset, last.EndOffset, ",")
+	if n := lineEndIn(obj.AfterExtra); n >= 0 {
+		at := last.EndOffset + 1 + n
+		return splice(out, at, at, indent+member+e.nl), nil
+	}
+	at := last.EndOffset + 1
+	return splice(out, at, at, " "+member), nil
 }
 
 // RemoveServer returns src without server name (looked for under
-// "mcpServers", "servers" and "mcp").
+// "mcpServers", "servers" and "mcp"). The member's own text goes (its line,
+// when it has one to itself), and with it the comma that separated it;
+// every comment outside the member stays.
 func RemoveServer(file string, src []byte, name string) ([]byte, error) {
-	d, err := parseJSONC(file, src)
+	e, err := editing(file, src)
 	if err != nil {
 		return nil, err
 	}
 	for _, key := range []string{formatMCPServers, formatServers, formatOpencode} {
-		servers := d.member(d.root, key)
-		if servers == nil || servers.val.kind != '{' {
+		i := e.find(e.top, key)
+		if i < 0 {
 			continue
 		}
-		members := servers.val.members
-		for i, m := range members {
-			if m.name != name {
-				continue
-			}
-			from, to := m.keyStart, m.val.end
-			if i+1 < len(members) {
-				// Through the comma after the value and the rest of
-				// its line.
-				to = d.after(m.val.end, ',')
-				to = d.lineEnd(to)
-				from = d.lineStartIfBlank(from)
-			} else if i > 0 {
-				// The last member: from the comma after the previous
-				// value.
-				from = d.after(members[i-1].val.end, ',') - 1
-				if next := d.after(m.val.end, ','); next > m.val.end {
-					to = next // a trailing comma goes too
-				}
-			} else {
-				from = d.lineStartIfBlank(from)
-				to = d.lineEnd(d.after(m.val.end, ','))
-			}
-			out := splice(src, from, to, "")
+		obj, ok := e.top.Members[i].Value.Value.(*hujson.Object)
+		if !ok {
+			continue
+		}
+		if j := e.find(obj, name); j >= 0 {
+			out := e.remove(obj, j)
 			if _, err := parseJSONC(file, out); err != nil {
 				return nil, fmt.Errorf("remove server %q from %s: the edit would not parse (%v); edit the file by hand", name, file, err)
 			}
@@ -172,60 +210,127 @@ func RemoveServer(file string, src []byte, name string) ([]byte, error) {
 	return nil, fmt.Errorf("%s: server %q: %w", file, name, ErrNoServer)
 }
 
-// member finds key in object n.
-func (d *doc) member(n *node, key string) *member {
-	for i := range n.members {
-		if n.members[i].name == key {
-			return &n.members[i]
+// remove cuts member j out of obj.
+func (e *editor) remove(obj *hujson.Object, j int) []byte {
+	m := obj.Members[j].Value
+	from, to := obj.Members[j].Name.StartOffset, m.EndOffset
+	last := j == len(obj.Members)-1
+	if !last || m.AfterExtra != nil {
+		to += len(m.AfterExtra) + 1 // through its comma
+	}
+	switch ownLine := blankBefore(e.src, from); {
+	case ownLine && blankAfter(e.src, to):
+		from, to = lineStart(e.src, from), lineEnd(e.src, to)
+	case ownLine || !last:
+		to = skipBlanks(e.src, to) // what follows takes its place
+	default:
+		for from > 0 && (e.src[from-1] == ' ' || e.src[from-1] == '\t') {
+			from-- // the blanks between the comma and the last member
 		}
 	}
-	return nil
+	out := splice(e.src, from, to, "")
+	if last && j > 0 && m.AfterExtra == nil {
+		// The member before is the last now: its comma goes too.
+		prev := obj.Members[j-1].Value
+		comma := prev.EndOffset + len(prev.AfterExtra)
+		out = splice(out, comma, comma+1, "")
+	}
+	return out
+}
+
+// editor is a file being edited: its syntax tree, whose offsets are
+// those of src, and the line ending it uses.
+type editor struct {
+	*doc
+	tree hujson.Value
+	top  *hujson.Object // the top-level object
+	nl   string
+}
+
+func editing(file string, src []byte) (*editor, error) {
+	d, tree, _, err := parseTree(file, src)
+	if err != nil {
+		return nil, err
+	}
+	e := &editor{doc: d, tree: tree, top: tree.Value.(*hujson.Object), nl: "\n"}
+	if i := bytes.IndexByte(src, '\n'); i > 0 && src[i-1] == '\r' {
+		e.nl = "\r\n"
+	}
+	return e, nil
+}
+
+// find is the index of key among o's members, or -1.
+func (e *editor) find(o *hujson.Object, key string) int {
+	for i := range o.Members {
+		if literalString(o.Members[i].Name.Value.(hujson.Literal)) == key {
+			return i
+		}
+	}
+	return -1
 }
 
 // indentOf is the whitespace that starts the line holding off.
-func (d *doc) indentOf(off int) string {
-	start := bytes.LastIndexByte(d.src[:off], '\n') + 1
+func (e *editor) indentOf(off int) string {
+	start := lineStart(e.src, off)
 	end := start
-	for end < off && (d.src[end] == ' ' || d.src[end] == '\t') {
+	for end < off && (e.src[end] == ' ' || e.src[end] == '\t') {
 		end++
 	}
-	return string(d.src[start:end])
+	return string(e.src[start:end])
 }
 
-// after returns the offset just past the first significant byte at or
-// after off if it is c (comments are blank in clean), else off.
-func (d *doc) after(off int, c byte) int {
-	i := off
-	for i < len(d.clean) && isSpace(d.clean[i]) {
+// lineEndIn is the offset just past the first line break of extra
+// (whitespace and comments) that is not inside a comment, or -1.
+func lineEndIn(extra hujson.Extra) int {
+	for i := 0; i < len(extra); i++ {
+		switch {
+		case extra[i] == '\n':
+			return i + 1
+		case bytes.HasPrefix(extra[i:], []byte("//")):
+			if n := bytes.IndexByte(extra[i:], '\n'); n >= 0 {
+				return i + n + 1
+			}
+			return -1
+		case bytes.HasPrefix(extra[i:], []byte("/*")):
+			i += 2 + bytes.Index(extra[i+2:], []byte("*/")) + 1
+		}
+	}
+	return -1
+}
+
+// lineStart is the offset of the start of off's line.
+func lineStart(src []byte, off int) int { return bytes.LastIndexByte(src[:off], '\n') + 1 }
+
+// blankBefore reports whether only blanks precede off on its line.
+func blankBefore(src []byte, off int) bool {
+	return len(bytes.Trim(src[lineStart(src, off):off], " \t")) == 0
+}
+
+// skipBlanks is the offset past the spaces and tabs at off.
+func skipBlanks(src []byte, off int) int {
+	for off < len(src) && (src[off] == ' ' || src[off] == '\t') {
+		off++
+	}
+	return off
+}
+
+// blankAfter reports whether only blanks follow off on its line.
+func blankAfter(src []byte, off int) bool {
+	i := skipBlanks(src, off)
+	return i == len(src) || src[i] == '\n' || src[i] == '\r'
+}
+
+// lineEnd is the offset past the line break that ends off's line (only
+// blanks between), or len(src).
+func lineEnd(src []byte, off int) int {
+	i := skipBlanks(src, off)
+	if i < len(src) && src[i] == '\r' {
 		i++
 	}
-	if i < len(d.clean) && d.src[i] == c {
-		return i + 1
-	}
-	return off
-}
-
-// lineEnd extends off past trailing blanks and one newline when only
-// blanks (or a comment) follow on the line.
-func (d *doc) lineEnd(off int) int {
-	i := off
-	for i < len(d.clean) && (d.clean[i] == ' ' || d.clean[i] == '\t' || d.clean[i] == '\r') {
+	if i < len(src) && src[i] == '\n' {
 		i++
 	}
-	if i < len(d.clean) && d.clean[i] == '\n' && bytes.Equal(bytes.TrimSpace(d.src[off:i]), bytes.TrimSpace(d.clean[off:i])) {
-		return i + 1
-	}
-	return off
-}
-
-// lineStartIfBlank moves off back to its line's start when only blanks
-// precede it there.
-func (d *doc) lineStartIfBlank(off int) int {
-	start := bytes.LastIndexByte(d.src[:off], '\n') + 1
-	if len(bytes.TrimSpace(d.src[start:off])) == 0 {
-		return start
-	}
-	return off
+	return i
 }
 
 func splice(src []byte, from, to int, ins string) []byte {
@@ -240,8 +345,9 @@ func quote(s string) string {
 	return string(b)
 }
 
-// indentJSON is v as indented JSON whose inner lines start with prefix.
-func indentJSON(v any, prefix string) ([]byte, error) {
+// indentJSON is v as indented JSON whose inner lines start with prefix and
+// end with nl.
+func indentJSON(v any, prefix, nl string) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -249,7 +355,11 @@ func indentJSON(v any, prefix string) ([]byte, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if nl != "\n" {
+		b = bytes.ReplaceAll(b, []byte("\n"), []byte(nl))
+	}
+	return b, nil
 }
 
 // WriteConfigFile replaces path with content through a temporary file and

@@ -67,7 +67,7 @@ func heldByOther(dir string) (uid int, held bool) {
 	if err != nil {
 		return 0, false
 	}
-	uid, ok := fileOwner(fi)
+	uid, ok := owner.UID(fi)
 	return uid, ok && uid != os.Getuid()
 }
 

@@ -15,16 +15,8 @@ import (
 // server's input is asked (echoed or not).
 func hostFile(h *hosts.Host, hf *hosts.File, path, key string, c *Config, trusted bool) *file {
 	f := &file{entries: map[string]entry{}, warnings: hf.Warnings}
-	for _, in := range hf.Inputs {
-		if !trusted {
-			break
-		}
-		if c.Inputs == nil {
-			c.Inputs = map[string]Input{}
-		}
-		if _, ok := c.Inputs[in.ID]; !ok {
-			c.Inputs[in.ID] = Input{ID: in.ID, Description: in.Description, Password: in.Password}
-		}
+	if trusted {
+		addInputs(c, hf.Inputs)
 	}
 	for _, he := range hf.Entries {
 		s := &Server{
@@ -32,76 +24,105 @@ func hostFile(h *hosts.Host, hf *hosts.File, path, key string, c *Config, truste
 			URL: he.URL, Transport: he.Transport, Headers: he.Headers,
 			Source: path, Host: h.Name, Problem: he.Problem, Ignored: he.Ignored,
 		}
-		var l optLayer
-		if he.Disabled {
-			t := true
-			l.disabled = &t
-		}
-		if he.Tools != nil {
-			t := he.Tools
-			l.tools = &t
-		}
-		if he.ExcludeTools != nil {
-			x := he.ExcludeTools
-			l.exclude = &x
-		}
-		if he.Description != "" {
-			d := he.Description
-			l.description = &d
-		}
-		if he.StartTimeout > 0 {
-			d := Duration(he.StartTimeout)
-			l.start = &d
-		}
-		if he.CallTimeout > 0 {
-			d := Duration(he.CallTimeout)
-			l.call = &d
-		}
-		raw := map[string]any{"host": h.Name}
-		for k, v := range map[string]any{"command": s.Command, "args": s.Args, "env": s.Env, "cwd": s.Cwd,
-			"url": s.URL, "transport": s.Transport, "headers": s.Headers, "problem": s.Problem} {
-			switch v := v.(type) {
-			case string:
-				if v != "" {
-					raw[k] = v
-				}
-			case []string:
-				if v != nil {
-					raw[k] = v
-				}
-			case map[string]string:
-				if v != nil {
-					raw[k] = v
-				}
-			}
-		}
-		mcpx := map[string]any{}
-		if he.Tools != nil {
-			mcpx["tools"] = he.Tools
-		}
-		if he.ExcludeTools != nil {
-			mcpx["excludeTools"] = he.ExcludeTools
-		}
-		if he.Description != "" {
-			mcpx["description"] = he.Description
-		}
-		if he.StartTimeout > 0 {
-			mcpx["startTimeout"] = he.StartTimeout.String()
-		}
-		if he.CallTimeout > 0 {
-			mcpx["callTimeout"] = he.CallTimeout.String()
-		}
-		if len(mcpx) > 0 {
-			raw["mcpx"] = mcpx
-		}
-		b, _ := json.Marshal(raw)
-		s.Raw, _ = Canonical(b)
+		s.Raw = hostRaw(s, h.Name, hostBlock(he))
 		if s.Problem != "" && !he.Disabled {
 			f.warnings = append(f.warnings, problemWarning(s.Problem, path, key, h.Title, he.Name))
 		}
-		f.entries[he.Name] = entry{server: s, layer: l}
+		f.entries[he.Name] = entry{server: s, layer: hostLayer(he)}
 	}
 	return f
+}
+
+// addInputs records the inputs a host file declares (the first
+// declaration of an id wins).
+func addInputs(c *Config, inputs []hosts.Input) {
+	for _, in := range inputs {
+		if c.Inputs == nil {
+			c.Inputs = map[string]Input{}
+		}
+		if _, ok := c.Inputs[in.ID]; !ok {
+			c.Inputs[in.ID] = Input{ID: in.ID, Description: in.Description, Password: in.Password}
+		}
+	}
+}
+
+// hostLayer is the mcpx options a host's entry sets.
+func hostLayer(he hosts.Entry) optLayer {
+	var l optLayer
+	if he.Disabled {
+		l.disabled = ptr(true)
+	}
+	if he.Tools != nil {
+		l.tools = ptr(he.Tools)
+	}
+	if he.ExcludeTools != nil {
+		l.exclude = ptr(he.ExcludeTools)
+	}
+	if he.Description != "" {
+		l.description = ptr(he.Description)
+	}
+	if he.StartTimeout > 0 {
+		l.start = ptr(Duration(he.StartTimeout))
+	}
+	if he.CallTimeout > 0 {
+		l.call = ptr(Duration(he.CallTimeout))
+	}
+	return l
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// hostBlock is hostLayer as it would be written in an mcpx block, for the
+// definition's hash.
+func hostBlock(he hosts.Entry) map[string]any {
+	mcpx := map[string]any{}
+	if he.Tools != nil {
+		mcpx["tools"] = he.Tools
+	}
+	if he.ExcludeTools != nil {
+		mcpx["excludeTools"] = he.ExcludeTools
+	}
+	if he.Description != "" {
+		mcpx["description"] = he.Description
+	}
+	if he.StartTimeout > 0 {
+		mcpx["startTimeout"] = he.StartTimeout.String()
+	}
+	if he.CallTimeout > 0 {
+		mcpx["callTimeout"] = he.CallTimeout.String()
+	}
+	return mcpx
+}
+
+// hostRaw is the definition of a host's server as mcpx hashes it: its
+// fields that are set, the host's name, and its mcpx block.
+func hostRaw(s *Server, host string, mcpx map[string]any) json.RawMessage {
+	raw := map[string]any{"host": host}
+	for k, v := range map[string]any{"command": s.Command, "args": s.Args, "env": s.Env, "cwd": s.Cwd,
+		"url": s.URL, "transport": s.Transport, "headers": s.Headers, "problem": s.Problem} {
+		if isSet(v) {
+			raw[k] = v
+		}
+	}
+	if len(mcpx) > 0 {
+		raw["mcpx"] = mcpx
+	}
+	b, _ := json.Marshal(raw)
+	b, _ = Canonical(b)
+	return b
+}
+
+// isSet reports whether a field of a Server is set.
+func isSet(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return v != ""
+	case []string:
+		return v != nil
+	case map[string]string:
+		return v != nil
+	}
+	return false
 }
 
 // problemWarning is the warning for a host entry's problem: like mcpx's own

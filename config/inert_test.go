@@ -35,27 +35,7 @@ func TestUntrustedFileIsInert(t *testing.T) {
 			if h := SourceHost(proj, env(w.env)); h != tc.host {
 				t.Fatalf("%s is read as %s's", tc.file, h)
 			}
-			for _, name := range []string{"a", "b"} {
-				s := c.Servers[name]
-				if s == nil || s.Command != "mine" || s.Untrusted != "" || s.Problem != "" {
-					t.Fatalf("the trusted %s under an untrusted %s: %+v (servers %v)", name, tc.file, s, c.Names())
-				}
-				if s.Options.CallTimeout.D() != DefaultCallTimeout || s.Options.Scope != ScopeGlobal || s.Options.Tools != nil ||
-					s.Options.ExcludeTools != nil || s.Options.Policy.Destructive != PolicyConfirm {
-					t.Errorf("%s's options changed by an untrusted file: %+v", name, s.Options)
-				}
-			}
-			if c.Settings.Policy.Destructive != PolicyConfirm || c.Settings.Defaults.CallTimeout.D() != DefaultCallTimeout {
-				t.Errorf("an untrusted top-level block applied: %+v", c.Settings)
-			}
-			// Its entries are listed, each saying it is untrusted and
-			// naming the file.
-			for _, name := range []string{"a" + UntrustedSuffix, "b" + UntrustedSuffix} {
-				s := c.Servers[name]
-				if s == nil || !strings.Contains(s.Untrusted, "mcpx trust "+proj) || s.Source != proj {
-					t.Errorf("row %q: %+v", name, s)
-				}
-			}
+			checkInert(t, c, proj)
 
 			if _, err := w.store.TrustFile(proj); err != nil {
 				t.Fatal(err)
@@ -71,6 +51,32 @@ func TestUntrustedFileIsInert(t *testing.T) {
 				t.Errorf("trusted: servers %v", got)
 			}
 		})
+	}
+}
+
+// checkInert: the trusted servers a and b, the defaults and the top-level
+// settings are untouched by the untrusted file proj, whose entries are
+// rows of their own that name it.
+func checkInert(t *testing.T, c *Config, proj string) {
+	t.Helper()
+	for _, name := range []string{"a", "b"} {
+		s := c.Servers[name]
+		if s == nil || s.Command != "mine" || s.Untrusted != "" || s.Problem != "" {
+			t.Fatalf("the trusted %s under an untrusted %s: %+v (servers %v)", name, proj, s, c.Names())
+		}
+		if s.Options.CallTimeout.D() != DefaultCallTimeout || s.Options.Scope != ScopeGlobal || s.Options.Tools != nil ||
+			s.Options.ExcludeTools != nil || s.Options.Policy.Destructive != PolicyConfirm {
+			t.Errorf("%s's options changed by an untrusted file: %+v", name, s.Options)
+		}
+	}
+	if c.Settings.Policy.Destructive != PolicyConfirm || c.Settings.Defaults.CallTimeout.D() != DefaultCallTimeout {
+		t.Errorf("an untrusted top-level block applied: %+v", c.Settings)
+	}
+	for _, name := range []string{"a" + UntrustedSuffix, "b" + UntrustedSuffix} {
+		s := c.Servers[name]
+		if s == nil || !strings.Contains(s.Untrusted, "mcpx trust "+proj) || s.Source != proj {
+			t.Errorf("row %q: %+v", name, s)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io/fs"
 	"maps"
 	"os"
@@ -243,162 +244,239 @@ func loadWith(sources []string, opts LoadOptions, lc *loadCtx) (*Config, error) 
 	if len(sources) == 0 {
 		return Builtin(opts.Self), nil
 	}
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
+	l := newLoader(opts, lc)
+	for _, src := range sources {
+		if err := l.load(src); err != nil {
+			return nil, err
+		}
 	}
-	trust := opts.Trust
-	if trust == nil {
-		trust = TrustStoreAt(stateDir(getenv))
+	return l.finish(), nil
+}
+
+// loader is one LoadWith: the sources read so far, merged.
+type loader struct {
+	getenv    Getenv
+	trust     *TrustStore
+	env       hosts.Env
+	home      string          // where user-level servers run, resolved like every path hashed
+	userFiles map[string]bool // every host's user-level files, resolved
+	hostDocs  map[string]map[string]any
+	c         *Config
+	top       optLayer
+	m         merger
+	stamp     hash.Hash
+	lc        *loadCtx // reads, parses and records what the load looked at (may be nil)
+}
+
+func newLoader(opts LoadOptions, lc *loadCtx) *loader {
+	l := &loader{lc: lc, getenv: opts.Getenv, trust: opts.Trust, userFiles: map[string]bool{}, hostDocs: map[string]map[string]any{},
+		c: &Config{Servers: map[string]*Server{}}, m: merger{trusted: map[string]entry{}, untrusted: map[string]entry{}}, stamp: sha256.New()}
+	if l.getenv == nil {
+		l.getenv = os.Getenv
 	}
-	env := hostEnv(getenv)
-	home := env.Home // where user-level servers run, resolved like every path hashed
-	lc.look(home)
-	if real, err := filepath.EvalSymlinks(home); err == nil {
-		home = real
+	if l.trust == nil {
+		l.trust = TrustStoreAt(stateDir(l.getenv))
 	}
-	userFiles := map[string]bool{}
-	for _, nf := range hosts.UserFilesAll(env, nil) {
+	l.env = hostEnv(l.getenv)
+	l.home = l.env.Home
+	lc.look(l.home)
+	if real, err := filepath.EvalSymlinks(l.home); err == nil {
+		l.home = real
+	}
+	for _, nf := range hosts.UserFilesAll(l.env, nil) {
 		lc.look(nf.Path)
 		if real, err := filepath.EvalSymlinks(nf.Path); err == nil {
-			userFiles[real] = true
+			l.userFiles[real] = true
 		}
 	}
-	c := &Config{Servers: map[string]*Server{}}
-	var top optLayer
-	m := merger{trusted: map[string]entry{}, untrusted: map[string]entry{}}
-	stamp := sha256.New()
-	var claude map[string]any // ~/.claude.json, for approvals
-	claudeRead := false
-	for _, src := range sources {
-		name, scope := splitSource(src)
-		abs, err := filepath.Abs(name)
+	return l
+}
+
+// source is one source being loaded.
+type source struct {
+	key, path, scope string // path resolved; key is path#scope for a scope
+	host             *hosts.Host
+	info             Source
+	content          []byte
+	fi               fs.FileInfo
+}
+
+// load reads, parses and merges one source. Only mcpx's own files fail the
+// load; anything wrong with another host's file is a warning.
+func (l *loader) load(src string) error {
+	s, err := l.open(src)
+	if s == nil || err != nil {
+		return err
+	}
+	var f *file
+	if s.host.Format(s.path) == hosts.MCPX {
+		d, err := l.lc.parse(s.path, s.content)
 		if err == nil {
-			lc.look(abs)
-			abs, err = filepath.EvalSymlinks(abs)
-		}
-		host := hosts.Identify(abs, env)
-		if err != nil {
-			if host.Format(name) == hosts.MCPX {
-				return nil, fmt.Errorf("read config %s: %w", src, err)
-			}
-			abs = name
-		}
-		key := abs
-		if scope != "" {
-			key = abs + "#" + scope
-		}
-		if slices.Contains(c.Sources, key) {
-			continue
-		}
-		c.Sources = append(c.Sources, key)
-		info := Source{Path: key, Host: host.Name, Level: hosts.Project.String()}
-		if userFiles[abs] || scope != "" {
-			info.Level = hosts.User.String()
-		}
-		limit := int64(MaxConfigSize)
-		if filepath.Base(abs) == ".claude.json" {
-			limit = maxClaudeStateSize
-		}
-		var (
-			b  []byte
-			fi fs.FileInfo
-		)
-		if err == nil {
-			b, fi, err = lc.read(abs, limit, checkOwner)
-		}
-		if errors.Is(err, ErrUntrustable) {
-			// Another user's file is not read past its owner: it
-			// contributes nothing but this note.
-			info.Why = sentence(err) + " mcpx does not read it."
-			info.Error = info.Why
-			c.Files = append(c.Files, info)
-			c.Warnings = append(c.Warnings, fmt.Sprintf("%s (%s): not read: %s", key, host.Title, info.Why))
-			fmt.Fprintf(stamp, "%s\x00foreign\x00%s\x00", key, info.Why)
-			continue
+			f, err = parseDoc(d)
 		}
 		if err != nil {
-			if host.Format(abs) == hosts.MCPX {
-				return nil, fmt.Errorf("read config %s: %w", abs, err)
-			}
-			info.Error = err.Error()
-			c.Files = append(c.Files, info)
-			c.Warnings = append(c.Warnings, fmt.Sprintf("%s (%s): not read: %v", key, host.Title, err))
-			fmt.Fprintf(stamp, "%s\x00unreadable\x00", key)
-			continue
+			return err
 		}
-		if info.Level == hosts.User.String() {
-			info.Trusted = true // and ours: checkOwner passed
-		} else {
-			lc.look(trust.file(abs))
-			info.Why = projectVerdict(trust, abs, fi, b)
-			info.Trusted = info.Why == ""
+		for _, e := range f.entries {
+			e.server.Host = s.host.Name
 		}
-		fmt.Fprintf(stamp, "%s\x00%s\x00%t\x00%s\x00", key, Digest(b), info.Trusted, info.Why)
-		var f *file
-		if host.Format(abs) == hosts.MCPX {
-			d, err := lc.parse(abs, b)
-			if err == nil {
-				f, err = parseDoc(d)
-			}
-			if err != nil {
-				return nil, err
-			}
-			for _, e := range f.entries {
-				e.server.Host = host.Name
-			}
-		} else {
-			doc, err := decodeHostDoc(abs, b, host.Format(abs))
-			if err != nil {
-				info.Error = err.Error()
-				c.Files = append(c.Files, info)
-				c.Warnings = append(c.Warnings, fmt.Sprintf("%s (%s): not read: %v", key, host.Title, err))
-				continue
-			}
-			ctx := &hosts.Context{Path: abs, Scope: scope, Home: env.Home}
-			if info.Level == hosts.Project.String() {
-				ctx.Level, ctx.Root = hosts.Project, projectRoot(abs, host)
-			} else {
-				ctx.Level = hosts.User
-			}
-			hf := host.Read(doc, ctx)
-			placeProblems(hf, abs, b, host.Format(abs))
-			f = hostFile(host, hf, abs, key, c, info.Trusted)
+	} else if f = l.hostFile(s); f == nil {
+		return nil
+	}
+	l.c.Files = append(l.c.Files, s.info)
+	l.c.Warnings = append(l.c.Warnings, f.warnings...)
+	if s.info.Trusted {
+		l.top.under(f.top)
+	}
+	l.merge(s, f)
+	return nil
+}
+
+// open resolves and reads src, and decides its trust. It returns nil (and
+// no error) for a source that adds nothing: seen already, another user's,
+// or another host's file that cannot be read.
+func (l *loader) open(src string) (*source, error) {
+	name, scope := splitSource(src)
+	abs, err := filepath.Abs(name)
+	if err == nil {
+		l.lc.look(abs)
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	host := hosts.Identify(abs, l.env)
+	if err != nil {
+		if host.Format(name) == hosts.MCPX {
+			return nil, fmt.Errorf("read config %s: %w", src, err)
 		}
-		c.Files = append(c.Files, info)
-		c.Warnings = append(c.Warnings, f.warnings...)
-		if info.Trusted {
-			top.under(f.top)
-		}
-		approval := hosts.ClaudeApproval{}
-		if !info.Trusted && host.Name == "claude-code" && filepath.Base(abs) == ".mcp.json" && CheckTrustable(abs, fi) == nil {
-			if !claudeRead {
-				claudeRead = true
-				claude, _ = readHostDoc(filepath.Join(env.Home, ".claude.json"), hosts.JSON, lc)
-			}
-			approval = hosts.ClaudeApprovalOf(claude, filepath.Dir(abs))
-		}
-		dir := serverDir(abs, scope, info.Level == hosts.User.String(), host, home)
-		for _, name := range slices.Sorted(maps.Keys(f.entries)) {
-			e := f.entries[name]
-			e.server.Dir = dir
-			e.source = key
-			if !info.Trusted && !approval.Approved(name) {
-				e.server.Untrusted = info.Why
-			}
-			if by, shadowed := m.add(name, e); shadowed {
-				c.Shadowed = append(c.Shadowed, Shadow{Name: name, Source: key, By: by})
-			}
+		abs = name
+	}
+	s := &source{key: abs, path: abs, scope: scope, host: host}
+	if scope != "" {
+		s.key = abs + "#" + scope
+	}
+	if slices.Contains(l.c.Sources, s.key) {
+		return nil, nil
+	}
+	l.c.Sources = append(l.c.Sources, s.key)
+	s.info = Source{Path: s.key, Host: host.Name, Level: hosts.Project.String()}
+	if l.userFiles[abs] || scope != "" {
+		s.info.Level = hosts.User.String()
+	}
+	if err == nil {
+		s.content, s.fi, err = l.lc.read(abs, sizeLimit(abs), checkOwner)
+	}
+	if err != nil {
+		return nil, l.unread(s, err)
+	}
+	if s.info.Level == hosts.User.String() {
+		s.info.Trusted = true // and ours: checkOwner passed
+	} else {
+		l.lc.look(l.trust.file(abs))
+		s.info.Why = projectVerdict(l.trust, abs, s.fi, s.content)
+		s.info.Trusted = s.info.Why == ""
+	}
+	fmt.Fprintf(l.stamp, "%s\x00%s\x00%t\x00%s\x00", s.key, Digest(s.content), s.info.Trusted, s.info.Why)
+	return s, nil
+}
+
+// sizeLimit is how large a config file may be: ~/.claude.json also holds
+// Claude Code's own state.
+func sizeLimit(path string) int64 {
+	if filepath.Base(path) == ".claude.json" {
+		return maxClaudeStateSize
+	}
+	return MaxConfigSize
+}
+
+// unread records a source that could not be read: the error of one of
+// mcpx's own files, else a note. Another user's file is not read past its
+// owner: it contributes nothing but the note.
+func (l *loader) unread(s *source, err error) error {
+	if errors.Is(err, ErrUntrustable) {
+		s.info.Why = sentence(err) + " mcpx does not read it."
+		s.info.Error = s.info.Why
+		l.c.Files = append(l.c.Files, s.info)
+		l.c.Warnings = append(l.c.Warnings, fmt.Sprintf("%s (%s): not read: %s", s.key, s.host.Title, s.info.Why))
+		fmt.Fprintf(l.stamp, "%s\x00foreign\x00%s\x00", s.key, s.info.Why)
+		return nil
+	}
+	if s.host.Format(s.path) == hosts.MCPX {
+		return fmt.Errorf("read config %s: %w", s.path, err)
+	}
+	l.skip(s, err)
+	fmt.Fprintf(l.stamp, "%s\x00unreadable\x00", s.key)
+	return nil
+}
+
+// skip lists another host's source that cannot be used, with why.
+func (l *loader) skip(s *source, err error) {
+	s.info.Error = err.Error()
+	l.c.Files = append(l.c.Files, s.info)
+	l.c.Warnings = append(l.c.Warnings, fmt.Sprintf("%s (%s): not read: %v", s.key, s.host.Title, err))
+}
+
+// hostFile reads another host's file by that host's reader; nil when it
+// does not decode (a warning).
+func (l *loader) hostFile(s *source) *file {
+	format := s.host.Format(s.path)
+	doc, err := decodeHostDoc(s.path, s.content, format)
+	if err != nil {
+		l.skip(s, err)
+		return nil
+	}
+	ctx := &hosts.Context{Path: s.path, Scope: s.scope, Home: l.env.Home, Level: hosts.User}
+	if s.info.Level == hosts.Project.String() {
+		ctx.Level, ctx.Root = hosts.Project, projectRoot(s.path, s.host)
+	}
+	hf := s.host.Read(doc, ctx)
+	placeProblems(hf, s.path, s.content, format)
+	return hostFile(s.host, hf, s.path, s.key, l.c, s.info.Trusted)
+}
+
+// merge adds the entries of f, read from s, nearest first.
+func (l *loader) merge(s *source, f *file) {
+	approved := func(string) bool { return false }
+	if !s.info.Trusted && CheckTrustable(s.path, s.fi) == nil {
+		if a := s.host.Approvals(s.path, l.env, l.hostDoc); a != nil {
+			approved = a
 		}
 	}
+	dir := serverDir(s.path, s.scope, s.info.Level == hosts.User.String(), s.host, l.home)
+	for _, name := range slices.Sorted(maps.Keys(f.entries)) {
+		e := f.entries[name]
+		e.server.Dir = dir
+		e.source = s.key
+		if !s.info.Trusted && !approved(name) {
+			e.server.Untrusted = s.info.Why
+		}
+		if by, shadowed := l.m.add(name, e); shadowed {
+			l.c.Shadowed = append(l.c.Shadowed, Shadow{Name: name, Source: s.key, By: by})
+		}
+	}
+}
+
+// hostDoc is a host's JSON file, decoded once per load (nil when it
+// cannot be read).
+func (l *loader) hostDoc(path string) map[string]any {
+	doc, ok := l.hostDocs[path]
+	if !ok {
+		doc, _ = readHostDoc(path, hosts.JSON, l.lc)
+		l.hostDocs[path] = doc
+	}
+	return doc
+}
+
+// finish applies the merged top-level block and the defaults, and stamps
+// the result.
+func (l *loader) finish() *Config {
+	c := l.c
 	s := builtinSettings()
-	set(&s.IdleExit, top.idleExit)
-	set(&s.Cache.MaxBytes, top.cacheMaxBytes)
-	set(&s.Cache.MaxAge, top.cacheMaxAge)
-	s.Defaults = top.over(s.Defaults)
+	set(&s.IdleExit, l.top.idleExit)
+	set(&s.Cache.MaxBytes, l.top.cacheMaxBytes)
+	set(&s.Cache.MaxAge, l.top.cacheMaxAge)
+	s.Defaults = l.top.over(s.Defaults)
 	s.Policy = s.Defaults.Policy
 	c.Settings = s
-	rows, hidden := m.rows()
+	rows, hidden := l.m.rows()
 	c.Shadowed = append(c.Shadowed, hidden...)
 	for _, r := range rows {
 		e := r.entry
@@ -407,12 +485,12 @@ func loadWith(sources []string, opts LoadOptions, lc *loadCtx) (*Config, error) 
 		e.server.own = e.layer
 		c.Servers[r.name] = e.server
 	}
-	markSelf(c, getenv, lc)
+	markSelf(c, l.getenv, l.lc)
 	for _, r := range rows {
-		fmt.Fprintf(stamp, "%s\x00%s\x00%s\x00", r.name, r.entry.server.Untrusted, r.entry.server.Problem)
+		fmt.Fprintf(l.stamp, "%s\x00%s\x00%s\x00", r.name, r.entry.server.Untrusted, r.entry.server.Problem)
 	}
-	c.Stamp = hex.EncodeToString(stamp.Sum(nil))[:32]
-	return c, nil
+	c.Stamp = hex.EncodeToString(l.stamp.Sum(nil))[:32]
+	return c
 }
 
 // projectVerdict says why servers of a project-level file may not start
@@ -434,10 +512,9 @@ func projectVerdict(trust *TrustStore, path string, fi fs.FileInfo, content []by
 	return ""
 }
 
-// sentence is err's text ending in a period, without the wrapped kind.
+// sentence is err's text ending in a period.
 func sentence(err error) string {
 	s := err.Error()
-	s = strings.TrimSuffix(s, ": "+ErrUntrustable.Error())
 	if !strings.HasSuffix(s, ".") {
 		s += "."
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -321,31 +322,7 @@ func TestEntryProblems(t *testing.T) {
 			if ok := c.Servers["ok"]; ok == nil || ok.Problem != "" || ok.Transport != TransportStdio {
 				t.Fatalf("sibling did not load: %+v", ok)
 			}
-			a := c.Servers["a"]
-			if a == nil || a.Problem == "" {
-				t.Fatalf("server a: %+v", a)
-			}
-			if want := fmt.Sprintf("%s:3:%d: ", c.Sources[0], 6+tt.col-1); !strings.HasPrefix(a.Problem, want) {
-				t.Errorf("problem %q, want prefix %q", a.Problem, want)
-			}
-			for _, want := range tt.contains {
-				if !strings.Contains(a.Problem, want) {
-					t.Errorf("problem %q lacks %q", a.Problem, want)
-				}
-			}
-			if strings.Contains(a.Problem, `server "a"`) {
-				t.Errorf("problem %q repeats the server's name", a.Problem)
-			}
-			warned := false
-			for _, w := range c.Warnings {
-				warned = warned || strings.Contains(w, `server "a": `) && strings.Contains(w, "it is not started") && strings.HasPrefix(w, c.Sources[0]+":3:")
-			}
-			if !warned {
-				t.Errorf("no warning for the entry: %q", c.Warnings)
-			}
-			if a.Transport != "" {
-				t.Errorf("unusable entry has transport %q", a.Transport)
-			}
+			checkEntryProblem(t, c, c.Servers["a"], 6+tt.col-1, tt.contains)
 			// Its variables are not captured for it.
 			if vars := c.Vars(); len(vars) != 0 {
 				t.Errorf("vars of an unusable entry captured: %v", vars)
@@ -366,6 +343,35 @@ func TestEntryProblems(t *testing.T) {
 	c, err = loadString(t, `{"mcpServers": {"a": {"command": "x", "args": ["${A}", "${B:-d}", "${env:C}", "${input:d-1}", "$${lit}", "${open", "$HOME"]}}}`)
 	if err != nil || c.Servers["a"].Problem != "" {
 		t.Errorf("known forms: %v %q", err, c.Servers["a"].Problem)
+	}
+}
+
+// checkEntryProblem: a, on line 3 of its file, has the problem "FILE:3:COL:
+// …" with each of contains, without its own name (whoever shows it says
+// that), a warning saying it is not started, and no transport.
+func checkEntryProblem(t *testing.T, c *Config, a *Server, col int, contains []string) {
+	t.Helper()
+	if a == nil || a.Problem == "" {
+		t.Fatalf("server a: %+v", a)
+	}
+	if want := fmt.Sprintf("%s:3:%d: ", c.Sources[0], col); !strings.HasPrefix(a.Problem, want) {
+		t.Errorf("problem %q, want prefix %q", a.Problem, want)
+	}
+	for _, want := range contains {
+		if !strings.Contains(a.Problem, want) {
+			t.Errorf("problem %q lacks %q", a.Problem, want)
+		}
+	}
+	if strings.Contains(a.Problem, `server "a"`) {
+		t.Errorf("problem %q repeats the server's name", a.Problem)
+	}
+	if !slices.ContainsFunc(c.Warnings, func(w string) bool {
+		return strings.Contains(w, `server "a": `) && strings.Contains(w, "it is not started") && strings.HasPrefix(w, c.Sources[0]+":3:")
+	}) {
+		t.Errorf("no warning for the entry: %q", c.Warnings)
+	}
+	if a.Transport != "" {
+		t.Errorf("unusable entry has transport %q", a.Transport)
 	}
 }
 

@@ -82,86 +82,29 @@ func (d *doc) parseEntry(format string, m member, warnings *[]string) (entry, er
 		*warnings = append(*warnings, fmt.Sprintf("%s: server name %q should not be empty or contain dots or spaces: tools are addressed as NAME.TOOL",
 			d.where(m.keyStart), name))
 	}
-	accepted := serverKeys
-	if format == formatOpencode {
-		accepted = opencodeKeys
-	}
-	var (
-		typ      string
-		typAt    int
-		urlAt    int
-		disabled bool
-		problem  *ParseError // the first value mcpx cannot use
-	)
+	r := &entryReader{d: d, format: format, s: s, warnings: warnings}
 	for _, k := range n.members {
-		v := k.val
-		if isNull(d, v) {
+		if isNull(d, k.val) {
+			continue
+		}
+		if k.name != "mcpx" {
+			r.field(k)
 			continue
 		}
 		var err error
-		switch {
-		case k.name == "mcpx":
-			if e.layer, err = d.parseBlock(v, name, false); err != nil {
-				return entry{}, err
-			}
-		case k.name == "command" && format == formatOpencode:
-			var cmd []string
-			if cmd, err = d.strList(v, name, k.name); err == nil {
-				if len(cmd) == 0 {
-					err = d.errAt(v.start, ErrInvalidValue, "server %q: \"command\" must name a program", name)
-				} else {
-					s.Command, s.Args = cmd[0], cmd[1:]
-				}
-			}
-		case k.name == "command":
-			s.Command, err = d.str(v, name, k.name)
-		case k.name == "args" && format != formatOpencode:
-			s.Args, err = d.strList(v, name, k.name)
-		case k.name == "env" && format != formatOpencode, k.name == "environment" && format == formatOpencode:
-			s.Env, err = d.strMap(v, name, k.name)
-		case k.name == "cwd" && format != formatOpencode:
-			s.Cwd, err = d.str(v, name, k.name)
-		case k.name == "url":
-			s.URL, err = d.str(v, name, k.name)
-			urlAt = v.start
-		case k.name == "headers":
-			s.Headers, err = d.strMap(v, name, k.name)
-		case k.name == "type", k.name == "transport" && format != formatOpencode:
-			var t string
-			if t, err = d.str(v, name, k.name); err == nil {
-				t, err = d.transport(format, t, v, name, k.name)
-			}
-			if err == nil && typ != "" && t != typ {
-				err = d.errAt(v.start, ErrInvalidValue, "server %q: %q says %s but \"type\" or \"transport\" already says %s", name, k.name, t, typ)
-			}
-			if err == nil {
-				typ, typAt = t, v.start
-			}
-		case k.name == "enabled" && format == formatOpencode:
-			var on bool
-			if on, err = d.boolean(v, name, k.name); err == nil && !on {
-				disabled = true
-			}
-		default:
-			msg := fmt.Sprintf("%s: server %q: unknown key %q ignored (accepted: %s)", d.where(k.keyStart), name, k.name, strings.Join(accepted, ", "))
-			if near := search.Suggest(k.name, accepted); near != "" {
-				msg += fmt.Sprintf("; did you mean %q?", near)
-			}
-			*warnings = append(*warnings, msg)
-		}
-		if err != nil && problem == nil && !errors.As(err, &problem) {
-			problem = d.errAt(v.start, ErrInvalidValue, "server %q: %s: %v", name, k.name, err)
+		if e.layer, err = d.parseBlock(k.val, name, false); err != nil {
+			return entry{}, err
 		}
 	}
-	if disabled {
-		t := true
-		e.layer.disabled = &t
+	if r.disabled {
+		e.layer.disabled = ptr(true)
 	}
 	if e.layer.disabled != nil && *e.layer.disabled {
 		return e, nil // a tombstone needs no transport, and is never started
 	}
+	problem := r.problem
 	if problem == nil {
-		problem = d.checkTransport(n, s, name, typ, typAt, urlAt)
+		problem = d.checkTransport(n, s, name, r.typ, r.typAt, r.urlAt)
 	}
 	if problem == nil {
 		problem = d.checkRefs(n, format, name)
@@ -171,6 +114,100 @@ func (d *doc) parseEntry(format string, m member, warnings *[]string) (entry, er
 		d.setProblem(s, problem, warnings)
 	}
 	return e, nil
+}
+
+// entryReader reads the fields of one server entry of a top-level format
+// (mcpServers, servers, or opencode's mcp) into s.
+type entryReader struct {
+	d        *doc
+	format   string
+	s        *Server
+	warnings *[]string
+
+	typ          string // the transport "type" or "transport" says
+	typAt, urlAt int
+	disabled     bool        // opencode's "enabled": false
+	problem      *ParseError // the first value mcpx cannot use
+}
+
+// field reads one key of the entry (not "mcpx"). A value mcpx cannot use
+// becomes the entry's problem, if it has none yet; an unknown key is a
+// warning.
+func (r *entryReader) field(k member) {
+	d, s, v, name := r.d, r.s, k.val, r.s.Name
+	opencode := r.format == formatOpencode
+	var err error
+	switch {
+	case k.name == "command" && opencode:
+		err = r.opencodeCommand(v)
+	case k.name == "command":
+		s.Command, err = d.str(v, name, k.name)
+	case k.name == "args" && !opencode:
+		s.Args, err = d.strList(v, name, k.name)
+	case k.name == "env" && !opencode, k.name == "environment" && opencode:
+		s.Env, err = d.strMap(v, name, k.name)
+	case k.name == "cwd" && !opencode:
+		s.Cwd, err = d.str(v, name, k.name)
+	case k.name == "url":
+		s.URL, err = d.str(v, name, k.name)
+		r.urlAt = v.start
+	case k.name == "headers":
+		s.Headers, err = d.strMap(v, name, k.name)
+	case k.name == "type", k.name == "transport" && !opencode:
+		err = r.transport(k)
+	case k.name == "enabled" && opencode:
+		var on bool
+		on, err = d.boolean(v, name, k.name)
+		r.disabled = r.disabled || err == nil && !on
+	default:
+		r.unknown(k)
+	}
+	if err != nil && r.problem == nil && !errors.As(err, &r.problem) {
+		r.problem = d.errAt(v.start, ErrInvalidValue, "server %q: %s: %v", name, k.name, err)
+	}
+}
+
+// opencodeCommand reads opencode's "command": the program and its
+// arguments in one list.
+func (r *entryReader) opencodeCommand(v *node) error {
+	cmd, err := r.d.strList(v, r.s.Name, "command")
+	if err != nil {
+		return err
+	}
+	if len(cmd) == 0 {
+		return r.d.errAt(v.start, ErrInvalidValue, "server %q: \"command\" must name a program", r.s.Name)
+	}
+	r.s.Command, r.s.Args = cmd[0], cmd[1:]
+	return nil
+}
+
+// transport reads "type" or "transport"; both may be there if they agree.
+func (r *entryReader) transport(k member) error {
+	d, v, name := r.d, k.val, r.s.Name
+	t, err := d.str(v, name, k.name)
+	if err == nil {
+		t, err = d.transport(r.format, t, v, name, k.name)
+	}
+	if err == nil && r.typ != "" && t != r.typ {
+		err = d.errAt(v.start, ErrInvalidValue, "server %q: %q says %s but \"type\" or \"transport\" already says %s", name, k.name, t, r.typ)
+	}
+	if err == nil {
+		r.typ, r.typAt = t, v.start
+	}
+	return err
+}
+
+// unknown warns of a key the entry's format does not have.
+func (r *entryReader) unknown(k member) {
+	accepted := serverKeys
+	if r.format == formatOpencode {
+		accepted = opencodeKeys
+	}
+	msg := fmt.Sprintf("%s: server %q: unknown key %q ignored (accepted: %s)", r.d.where(k.keyStart), r.s.Name, k.name, strings.Join(accepted, ", "))
+	if near := search.Suggest(k.name, accepted); near != "" {
+		msg += fmt.Sprintf("; did you mean %q?", near)
+	}
+	*r.warnings = append(*r.warnings, msg)
 }
 
 // checkTransport sets s.Transport from command, url and type, or says why
@@ -223,11 +260,7 @@ func (d *doc) checkRefs(n *node, format, name string) *ParseError {
 		if v.kind != '"' {
 			return nil
 		}
-		var str string
-		if json.Unmarshal(d.raw(v), &str) != nil {
-			return nil
-		}
-		if bad := unknownRef(str); bad != "" {
+		if bad := unknownRef(literalString(d.raw(v))); bad != "" {
 			return d.errAt(v.start, ErrInvalidValue, "server %q: %s: %s is not a variable form mcpx knows (${VAR}, ${VAR:-default}, ${env:VAR}, ${input:ID}); write $${ for a literal ${", name, key, bad)
 		}
 		return nil
@@ -504,12 +537,10 @@ func (d *doc) decode(n *node, server, key, want string, dst any) error {
 }
 
 func (d *doc) str(n *node, server, key string) (string, error) {
-	var s string
 	if n.kind != '"' {
 		return "", d.errAt(n.start, ErrType, "%s: want a string, not %s", d.subject(server, key), abbrev(d.raw(n)))
 	}
-	err := d.decode(n, server, key, "a string", &s)
-	return s, err
+	return literalString(d.raw(n)), nil
 }
 
 func (d *doc) boolean(n *node, server, key string) (bool, error) {

@@ -10,7 +10,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/mcpx-dev/mcpx/internal/owner"
 )
 
 // Paths knows every location mcpx uses (DESIGN §4). One method per path;
@@ -168,27 +169,12 @@ func ensurePrivateDir(dir string) error {
 // checkPrivateDir checks that dir is a real directory (not a symlink),
 // owned by us, of mode exactly 0700.
 func checkPrivateDir(dir string) error {
-	fi, err := os.Lstat(dir)
-	if err != nil {
+	err := owner.Rule{User: os.Getuid(), Exact: 0o700, What: "runtime directory", Kind: ErrUnsafeDir}.CheckDir(dir)
+	var refused *owner.Error
+	if err != nil && !errors.As(err, &refused) {
 		return fmt.Errorf("check runtime directory %s: %w", dir, err)
 	}
-	if !fi.IsDir() {
-		return fmt.Errorf("check runtime directory %s: not a directory: %w", dir, ErrUnsafeDir)
-	}
-	if uid, ok := fileOwner(fi); ok && uid != os.Getuid() {
-		return fmt.Errorf("check runtime directory %s: owned by uid %d, not %d: %w", dir, uid, os.Getuid(), ErrUnsafeDir)
-	}
-	if fi.Mode().Perm() != 0o700 {
-		return fmt.Errorf("check runtime directory %s: mode %#o, want 0700 (chmod 700 it): %w", dir, fi.Mode().Perm(), ErrUnsafeDir)
-	}
-	return nil
-}
-
-func fileOwner(fi os.FileInfo) (int, bool) {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return int(st.Uid), true
-	}
-	return 0, false
+	return err
 }
 
 // Socket is Runtime/<k>.sock, or Sockets/<k>.sock when Sockets is set.
@@ -270,3 +256,7 @@ func (p Paths) AuthDir() string { return filepath.Join(p.State, "auth") }
 
 // Snapshots holds the configuration snapshots (Snapshots), Runtime/snapshots.
 func (p Paths) Snapshots() string { return filepath.Join(p.Runtime, "snapshots") }
+
+// ServeKey is the key every request to `mcpx serve --http` carries,
+// State/serve.key (0600; made on first use).
+func (p Paths) ServeKey() string { return filepath.Join(p.State, "serve.key") }

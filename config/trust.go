@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/config/hosts"
+	"github.com/mcpx-dev/mcpx/internal/owner"
 )
 
 // Trust (like `direnv allow`): a server from a project-level file starts
@@ -80,11 +80,9 @@ func readTrustRecord(file string) (TrustRecord, error) {
 	if err != nil {
 		return rec, err
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return rec, fmt.Errorf("trust record %s: owned by uid %d, not you: %w", file, st.Uid, ErrUntrustable)
-	}
-	if fi.Mode().Perm()&0o022 != 0 {
-		return rec, fmt.Errorf("trust record %s: writable by group or others: %w", file, ErrUntrustable)
+	mine := owner.Rule{User: os.Getuid(), Deny: 0o022, What: "trust record", Kind: ErrUntrustable}
+	if err := mine.Check(file, fi); err != nil {
+		return rec, err
 	}
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return rec, fmt.Errorf("trust record %s: %w", file, err)
@@ -156,25 +154,16 @@ func (t *TrustStore) List() ([]TrustRecord, error) {
 	return out, nil
 }
 
-// CheckTrustable says why a config file can never be trusted (an error
-// wrapping ErrUntrustable), or nil: it must be owned by this user or root,
-// and not writable by group or others.
+// CheckTrustable says why a config file can never be trusted (an
+// *owner.Error of kind ErrUntrustable), or nil: it must be owned by this
+// user or root, and not writable by group or others.
 func CheckTrustable(path string, fi fs.FileInfo) error {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && st.Uid != 0 {
-		return fmt.Errorf("%s is owned by uid %d, not by you: %w", path, st.Uid, ErrUntrustable)
-	}
-	if fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("%s is writable by group or others (run `chmod go-w %s`): %w", path, path, ErrUntrustable)
-	}
-	return nil
+	return owner.Rule{User: os.Getuid(), Root: true, Deny: 0o022, Kind: ErrUntrustable}.Check(path, fi)
 }
 
 // checkOwner is CheckTrustable's ownership half, for user-level files.
 func checkOwner(path string, fi fs.FileInfo) error {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && st.Uid != 0 {
-		return fmt.Errorf("%s is owned by uid %d, not by you: %w", path, st.Uid, ErrUntrustable)
-	}
-	return nil
+	return owner.Rule{User: os.Getuid(), Root: true, Kind: ErrUntrustable}.Check(path, fi)
 }
 
 // TrustFile checks path and records its current content as trusted. It

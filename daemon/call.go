@@ -63,7 +63,9 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 	}
 	stream := startStream(w)
 	defer stream.close()
-	stream.send(api.StreamFrame{Status: &api.CallStatus{State: state, Namespace: s.Name}}, true)
+	if !req.NoStatus {
+		stream.send(api.StreamFrame{Status: &api.CallStatus{State: state, Namespace: s.Name}}, true)
+	}
 	resp, err := d.call(r, st, s, req, stream)
 	if err != nil {
 		var he *httpError

@@ -318,6 +318,7 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	// Shutdown comes last.
 	grace, cancel := context.WithTimeout(context.Background(), drain)
 	d.lns.close()
+	d.unanswered.stopReading()
 	if n := d.unanswered.wait(grace); n > 0 {
 		d.log.Printf("stop serving: %d connections sent no request within %s", n, drain)
 	}

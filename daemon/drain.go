@@ -28,6 +28,16 @@ import (
 //     stalled one), bounded by the shutdown grace;
 //  3. only then Shutdown: what is in a handler is answered, and nothing
 //     is left that Shutdown could read and drop.
+//
+// Keep-alive connections (mcpx serve keeps its own) need the same care
+// for their next request: one that arrives while Shutdown runs would be
+// read and dropped too. So step 1 also stops reading on every idle
+// connection (shutdown(SHUT_RD)): a request already queued on it is still
+// read and answered, and the client's next write fails with EPIPE, which
+// it knows was not read and sends again. Such a connection counts as
+// waiting for its request's handler, like a new one, until it closes or
+// its request reaches one; a connection that goes idle later is treated
+// alike as it does.
 
 // listeners are the daemon's listeners and the Serve loops on them.
 type listeners struct {
@@ -78,15 +88,18 @@ func (l *listeners) close() {
 type connKey struct{}
 
 // unanswered tracks the connections accepted whose first request has not
-// reached a handler yet. Safe for concurrent use.
+// reached a handler yet, and the idle keep-alive connections. Safe for
+// concurrent use.
 type unanswered struct {
-	mu      sync.Mutex
-	conns   map[net.Conn]struct{}
-	changed chan struct{} // a token after every removal
+	mu       sync.Mutex
+	conns    map[net.Conn]struct{}
+	idle     map[net.Conn]struct{} // between requests
+	draining bool                  // stopReading has run
+	changed  chan struct{}         // a token after every removal
 }
 
 func newUnanswered() *unanswered {
-	return &unanswered{conns: map[net.Conn]struct{}{}, changed: make(chan struct{}, 1)}
+	return &unanswered{conns: map[net.Conn]struct{}{}, idle: map[net.Conn]struct{}{}, changed: make(chan struct{}, 1)}
 }
 
 // connState is the server's ConnState hook.
@@ -96,8 +109,58 @@ func (u *unanswered) connState(c net.Conn, st http.ConnState) {
 		u.mu.Lock()
 		u.conns[c] = struct{}{}
 		u.mu.Unlock()
-	case http.StateIdle, http.StateHijacked, http.StateClosed:
+	case http.StateActive:
+		u.mu.Lock()
+		delete(u.idle, c)
+		u.mu.Unlock()
+	case http.StateIdle:
+		u.mu.Lock()
+		if u.draining {
+			// Between two requests of a stopping daemon: read only what
+			// is already queued (see the top of this file).
+			closeRead(c)
+			u.conns[c] = struct{}{}
+			u.mu.Unlock()
+			return
+		}
+		u.idle[c] = struct{}{}
+		u.mu.Unlock()
 		u.remove(c)
+	case http.StateHijacked, http.StateClosed:
+		u.mu.Lock()
+		delete(u.idle, c)
+		u.mu.Unlock()
+		u.remove(c)
+	}
+}
+
+// stopReading stops reading on every idle keep-alive connection, now and
+// as connections go idle from now on: a request already queued is still
+// read (and waited for, like a new connection's), a later one is refused
+// by the kernel.
+func (u *unanswered) stopReading() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.draining = true
+	for c := range u.idle {
+		closeRead(c)
+		u.conns[c] = struct{}{}
+	}
+	clear(u.idle)
+}
+
+// closeRead shuts the reading half of c (the daemon's end).
+func closeRead(c net.Conn) {
+	for {
+		if cr, ok := c.(interface{ CloseRead() error }); ok {
+			_ = cr.CloseRead()
+			return
+		}
+		w, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			return
+		}
+		c = w.NetConn()
 	}
 }
 

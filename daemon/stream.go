@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"bytes"
 	"net/http"
+	"strconv"
 	"sync"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
@@ -14,15 +16,23 @@ import (
 // wait for a slow client: when the queue is full, progress and log frames
 // are dropped (the next one says where the call is); the last frame (the
 // result or the error) is always written.
+//
+// The answer starts with its first frame, and the goroutine that writes
+// queued frames with the first frame that is not the last: when the last
+// frame comes first (no status frame was asked for and the server sent
+// nothing), the handler writes it itself, in one piece with its length,
+// the way a plain answer goes, instead of a chunked stream.
 type frameStream struct {
 	w     http.ResponseWriter
 	queue chan api.StreamFrame
 	done  chan struct{}
 
-	// mu guards closed: a notice may arrive (on the transport's reader)
-	// while the handler closes the stream.
-	mu     sync.RWMutex
-	closed bool
+	// mu guards closed and running: a notice may arrive (on the
+	// transport's reader) while the handler sends the last frame or
+	// closes the stream.
+	mu      sync.RWMutex
+	closed  bool
+	running bool // run was started
 }
 
 // frameQueue is how many frames may wait for a slow client.
@@ -31,27 +41,32 @@ const frameQueue = 64
 func startStream(w http.ResponseWriter) *frameStream {
 	w.Header().Set("Content-Type", api.ContentTypeNDJSON)
 	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	fs := &frameStream{w: w, queue: make(chan api.StreamFrame, frameQueue), done: make(chan struct{})}
-	go fs.run()
-	return fs
+	return &frameStream{w: w, queue: make(chan api.StreamFrame, frameQueue), done: make(chan struct{})}
 }
 
+// run writes the queued frames until the queue is closed.
 func (fs *frameStream) run() {
 	defer close(fs.done)
-	enc := newEncoder(fs.w)
+	var line bytes.Buffer
+	enc := newEncoder(&line)
 	flusher, _ := fs.w.(http.Flusher)
 	broken := false
+	fs.w.WriteHeader(http.StatusOK)
 	for f := range fs.queue {
 		if broken {
 			continue // the client went away: drain
 		}
+		line.Reset()
 		if err := enc.Encode(f); err != nil {
 			broken = true
 			continue
 		}
-		if flusher != nil {
-			flusher.Flush()
+		if _, err := fs.w.Write(line.Bytes()); err != nil {
+			broken = true
+			continue
+		}
+		if flusher != nil && f.Result == nil && f.Error == nil {
+			flusher.Flush() // the last frame goes with the end of the answer
 		}
 	}
 }
@@ -59,7 +74,21 @@ func (fs *frameStream) run() {
 // send queues f; must says it may not be dropped (status and the final
 // frame).
 func (fs *frameStream) send(f api.StreamFrame, must bool) {
+	if f.Result != nil || f.Error != nil {
+		fs.finish(f)
+		return
+	}
 	fs.mu.RLock()
+	if !fs.running && !fs.closed {
+		fs.mu.RUnlock()
+		fs.mu.Lock()
+		if !fs.running && !fs.closed {
+			fs.running = true
+			go fs.run()
+		}
+		fs.mu.Unlock()
+		fs.mu.RLock()
+	}
 	defer fs.mu.RUnlock()
 	if fs.closed {
 		return
@@ -72,6 +101,35 @@ func (fs *frameStream) send(f api.StreamFrame, must bool) {
 	case fs.queue <- f:
 	default:
 	}
+}
+
+// finish sends the last frame and closes the stream: queued behind the
+// frames before it, or, when there were none, written here at once with
+// the answer's length.
+func (fs *frameStream) finish(f api.StreamFrame) {
+	fs.mu.Lock()
+	if fs.closed {
+		fs.mu.Unlock()
+		return
+	}
+	if fs.running {
+		fs.mu.Unlock()
+		fs.mu.RLock()
+		fs.queue <- f
+		fs.mu.RUnlock()
+		fs.close()
+		return
+	}
+	fs.closed = true
+	fs.mu.Unlock()
+	var line bytes.Buffer
+	if err := newEncoder(&line).Encode(f); err != nil {
+		fs.w.WriteHeader(http.StatusOK)
+		return
+	}
+	fs.w.Header().Set("Content-Length", strconv.Itoa(line.Len()))
+	fs.w.WriteHeader(http.StatusOK)
+	_, _ = fs.w.Write(line.Bytes())
 }
 
 // observe turns a server's notice into a frame.
@@ -93,7 +151,14 @@ func (fs *frameStream) close() {
 		return
 	}
 	fs.closed = true
-	close(fs.queue)
+	running := fs.running
+	if running {
+		close(fs.queue)
+	}
 	fs.mu.Unlock()
-	<-fs.done
+	if running {
+		<-fs.done
+	} else {
+		fs.w.WriteHeader(http.StatusOK) // closed without a frame
+	}
 }

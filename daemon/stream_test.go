@@ -4,10 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/upstream"
 )
 
 // streamCall posts a streamed call and returns its frames.
@@ -63,5 +68,57 @@ func TestStreamedCall(t *testing.T) {
 	last = frames[len(frames)-1]
 	if last.Error == nil || last.Error.Code != api.CodeInvalidArguments || last.Error.Suggestion != "text" {
 		t.Fatalf("last frame %+v, want invalid_arguments suggesting text", last)
+	}
+}
+
+// NoStatus (mcpx serve): no status frame, and a call during which the
+// server sends nothing is answered in one piece, with its length, instead
+// of a chunked stream.
+func TestStreamedCallWithoutStatus(t *testing.T) {
+	_, d, _ := startFixture(t)
+	b, _ := json.Marshal(api.CallRequest{Namespace: "fx", Tool: "echo", Pairs: []api.ArgPair{{Key: "text", Value: "hi"}},
+		Stream: true, NoStatus: true})
+	resp, err := d.http.Post("http://mcpx"+api.PathCall, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != api.ContentTypeNDJSON || resp.ContentLength != int64(len(body)) ||
+		len(resp.TransferEncoding) != 0 {
+		t.Fatalf("answer %s, type %q, length %d of %d, transfer %v", resp.Status, resp.Header.Get("Content-Type"), resp.ContentLength,
+			len(body), resp.TransferEncoding)
+	}
+	var f api.StreamFrame
+	if err := json.Unmarshal(body, &f); err != nil || f.Result == nil || text(t, f.Result) != "hi" || bytes.Count(body, []byte("\n")) != 1 {
+		t.Fatalf("body %q, want the result frame alone", body)
+	}
+}
+
+// A stream whose first frame is not the last streams (chunked, flushed as
+// it goes); one whose first frame is the result is written in one piece.
+func TestFrameStreamStartsWithItsFirstFrame(t *testing.T) {
+	w := httptest.NewRecorder()
+	fs := startStream(w)
+	fs.observe(upstream.Notice{Kind: upstream.NoticeProgress, Progress: 1, Total: 2})
+	fs.send(api.StreamFrame{Result: &api.CallResponse{Result: json.RawMessage(`{"content":[]}`)}}, true)
+	fs.close()
+	lines := strings.Split(strings.TrimSpace(w.Body.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], `{"progress":`) || !strings.HasPrefix(lines[1], `{"result":`) ||
+		w.Header().Get("Content-Length") != "" || !w.Flushed {
+		t.Fatalf("streamed: %q, length %q, flushed %v", w.Body.String(), w.Header().Get("Content-Length"), w.Flushed)
+	}
+
+	w = httptest.NewRecorder()
+	fs = startStream(w)
+	fs.send(api.StreamFrame{Result: &api.CallResponse{Result: json.RawMessage(`{"content":[]}`)}}, true)
+	fs.observe(upstream.Notice{Kind: upstream.NoticeProgress, Progress: 1}) // after the end: dropped
+	fs.close()
+	if body := w.Body.String(); !strings.HasPrefix(body, `{"result":`) || strings.Count(body, "\n") != 1 ||
+		w.Header().Get("Content-Length") != strconv.Itoa(len(body)) || w.Flushed {
+		t.Fatalf("one piece: %q, length %q, flushed %v", body, w.Header().Get("Content-Length"), w.Flushed)
 	}
 }

@@ -10,6 +10,9 @@ import (
 )
 
 func TestTasks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs tasks of several seconds (-short)")
+	}
 	_, d, _ := startFixture(t)
 	d.mustOK(http.MethodPost, api.PathRefresh, api.RefreshRequest{Namespace: "fx"}, nil)
 

@@ -22,9 +22,19 @@ type catalog struct {
 	templates  []entry
 	prompts    []entry
 	unread     []string // namespaces with no usable snapshot and no recorded failure
+	// served is every namespace served, in order: admitted by the filter,
+	// trusted and usable, read or not.
+	served []string
 	// snaps is the snapshot each namespace was served from, by server
 	// hash (build's prev).
 	snaps map[config.ServerHash]*cache.Snapshot
+	// hashes is each served namespace's server hash.
+	hashes map[string]config.ServerHash
+}
+
+// snapshotOf is the snapshot ns is served from, or nil.
+func (c *catalog) snapshotOf(ns string) *cache.Snapshot {
+	return c.snaps[c.hashes[ns]]
 }
 
 // entry is one served item: its name (or URI) as hosts see it, where it
@@ -43,7 +53,7 @@ type entry struct {
 // come back; it is still listed as unread. Calls, reads and prompts go
 // through the daemon, which decides on fresh lists.
 func build(cfg *config.Config, schemas *cache.Schemas, nsFilter map[string]bool, prev *catalog) *catalog {
-	c := &catalog{schemaHash: cfg.SchemaHash(), snaps: map[config.ServerHash]*cache.Snapshot{}}
+	c := &catalog{schemaHash: cfg.SchemaHash(), snaps: map[config.ServerHash]*cache.Snapshot{}, hashes: map[string]config.ServerHash{}}
 	used := map[string]bool{}
 	for _, ns := range cfg.Names() {
 		if nsFilter != nil && !nsFilter[ns] {
@@ -55,6 +65,8 @@ func build(cfg *config.Config, schemas *cache.Schemas, nsFilter map[string]bool,
 			// file the user has not trusted never starts (docs/serve.md).
 			continue
 		}
+		c.served = append(c.served, ns)
+		c.hashes[ns] = s.Hash()
 		snap, err := schemas.Load(s.Hash())
 		if err != nil || snap.Error != "" {
 			var miss *cache.MissError

@@ -2,6 +2,9 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -13,19 +16,34 @@ import (
 // forwarder passes the frames of one streamed call on to the host session
 // that made it: progress as notifications/progress under the host's
 // progress token (nothing without one: the host did not ask), log messages
-// as notifications/message, which mcp-go sends only at or above the level
-// the host set with logging/setLevel ("error" until it sets one). Status
-// frames (starting, calling) have no MCP counterpart and are dropped.
+// as notifications/message, sent only at or above the level the host set
+// with logging/setLevel ("error" until it sets one). Status frames
+// (starting, calling) have no MCP counterpart and are dropped.
+//
+// Every notification reaches the host before the call's result. A call
+// answered on stdio by stdio.go writes its notifications itself, in order
+// (write); others go through mcp-go's session queue, and flush waits until
+// they are out: on HTTP until the request's stream has been flushed once
+// per notification (mcp-go's forwarder drops one it took off the queue
+// but had not written when the result went), on stdio until the queue is
+// empty.
 type forwarder struct {
-	srv   *server.MCPServer
-	ctx   context.Context // the host's request: names its session
-	ns    string
-	token mcp.ProgressToken
-	sent  bool
+	srv *server.MCPServer
+	ctx context.Context // the host's request: names its session
+	// logger names the server's log lines: "" keeps the server's own
+	// logger (a namespace's front), NS prefixes it (the aggregate).
+	logger string
+	token  mcp.ProgressToken
+	// write, when set, writes a notification to the host at once.
+	write func(msg []byte) error
+
+	sent  int   // notifications handed on
+	base  int64 // the HTTP stream's flushes before the first
+	based bool
 }
 
 // frame forwards one frame; it runs on the call's goroutine and never
-// blocks (mcp-go drops a notification its session cannot take).
+// blocks for long (mcp-go drops a notification its session cannot take).
 func (f *forwarder) frame(fr api.StreamFrame) {
 	switch {
 	case fr.Progress != nil && f.token != nil:
@@ -36,24 +54,78 @@ func (f *forwarder) frame(fr api.StreamFrame) {
 		if fr.Progress.Message != "" {
 			params["message"] = fr.Progress.Message
 		}
-		if f.srv.SendNotificationToClient(f.ctx, string(mcp.MethodNotificationProgress), params) == nil {
-			f.sent = true
-		}
+		f.send(string(mcp.MethodNotificationProgress), params, func() error {
+			return f.srv.SendNotificationToClient(f.ctx, string(mcp.MethodNotificationProgress), params)
+		})
 	case fr.Log != nil:
-		if f.srv.SendLogMessageToClient(f.ctx, logNotification(f.ns, fr.Log)) == nil {
-			f.sent = true
+		n := logNotification(f.logger, fr.Log)
+		if f.write != nil {
+			if f.wantsLog(n.Params.Level) {
+				f.send(n.Method, n.Params, nil)
+			}
+			return
+		}
+		// mcp-go filters by level itself, and says nothing when it does:
+		// only a line the session's level admits is waited for.
+		counted := f.wantsLog(n.Params.Level) && !modern(f.ctx)
+		if counted {
+			f.mark()
+		}
+		if f.srv.SendLogMessageToClient(f.ctx, n) == nil && counted {
+			f.sent++
 		}
 	}
 }
 
+// send writes a notification directly (write) or queues it with mcp-go.
+func (f *forwarder) send(method string, params any, queue func() error) {
+	if f.write != nil {
+		msg, err := json.Marshal(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "method": method, "params": params})
+		if err == nil && f.write(append(msg, '\n')) == nil {
+			f.sent++
+		}
+		return
+	}
+	f.mark()
+	if queue() == nil {
+		f.sent++
+	}
+}
+
+// mark notes the HTTP stream's flushes before the first notification is
+// queued (the base flush waits from).
+func (f *forwarder) mark() {
+	if fc, ok := f.ctx.Value(flushKey{}).(*flushCounter); ok && !f.based {
+		f.base, f.based = fc.n.Load(), true
+	}
+}
+
+// modern reports whether the request is of the 2026-07-28 generation,
+// whose log level is the request's own.
+func modern(ctx context.Context) bool {
+	info := server.RequestProtocolInfoFromContext(ctx)
+	return info != nil && info.Modern
+}
+
+// wantsLog reports whether the session's level admits a log line of level
+// (what mcp-go's SendLogMessageToClient checks).
+func (f *forwarder) wantsLog(level mcp.LoggingLevel) bool {
+	cs, ok := server.ClientSessionFromContext(f.ctx).(server.SessionWithLogging)
+	return ok && cs.Initialized() && level.ShouldSendTo(cs.GetLogLevel())
+}
+
 // logNotification is a server's log message as the host sees it: level and
-// data as the server sent them, the logger named after the namespace
-// ("NS", or "NS.LOGGER" when the server named one) since the host sees one
-// server where there are many.
-func logNotification(ns string, l *api.LogMessage) mcp.LoggingMessageNotification {
-	logger := ns
-	if l.Logger != "" {
-		logger = ns + "." + l.Logger
+// data as the server sent them, the logger the server's own, or, with a
+// prefix (the aggregate's namespace), named after it ("NS", or
+// "NS.LOGGER" when the server named one) since the host sees one server
+// where there are many.
+func logNotification(prefix string, l *api.LogMessage) mcp.LoggingMessageNotification {
+	logger := l.Logger
+	switch {
+	case prefix != "" && logger != "":
+		logger = prefix + "." + logger
+	case prefix != "":
+		logger = prefix
 	}
 	var data any
 	if len(l.Data) > 0 {
@@ -62,13 +134,17 @@ func logNotification(ns string, l *api.LogMessage) mcp.LoggingMessageNotificatio
 	return mcp.NewLoggingMessageNotification(mcp.LoggingLevel(l.Level), logger, data)
 }
 
-// flush waits (a little) until the notifications forwarded for the call
-// have left the session's queue, so that they reach the host before the
-// result: on stdio, mcp-go writes notifications from a queue of their own
-// while the result is written by the request's goroutine. (Over HTTP,
-// mcp-go itself drains the queue before the response.)
+// flush waits (a second at most) until the notifications queued for the
+// call are written, so that they reach the host before the result.
 func (f *forwarder) flush() {
-	if !f.sent {
+	if f.sent == 0 || f.write != nil {
+		return
+	}
+	deadline := time.Now().Add(time.Second)
+	if fc, ok := f.ctx.Value(flushKey{}).(*flushCounter); ok {
+		for fc.n.Load() < f.base+int64(f.sent) && time.Now().Before(deadline) && f.ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
 		return
 	}
 	cs := server.ClientSessionFromContext(f.ctx)
@@ -76,8 +152,27 @@ func (f *forwarder) flush() {
 		return
 	}
 	ch := cs.NotificationChannel()
-	deadline := time.Now().Add(time.Second)
 	for len(ch) > 0 && time.Now().Before(deadline) && f.ctx.Err() == nil {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// flushKey carries an HTTP request's flushCounter in its context.
+type flushKey struct{}
+
+// flushCounter counts the flushes of an HTTP response: mcp-go flushes its
+// event stream once per event written.
+type flushCounter struct {
+	http.ResponseWriter
+	n atomic.Int64
+}
+
+func (w *flushCounter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+	w.n.Add(1)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *flushCounter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -36,7 +37,7 @@ func queued(cs *server.InProcessSession) []mcp.JSONRPCNotification {
 
 func TestForwardProgress(t *testing.T) {
 	srv, cs, ctx := session(t)
-	fw := &forwarder{srv: srv, ctx: ctx, ns: "everything", token: "host-7"}
+	fw := &forwarder{srv: srv, ctx: ctx, logger: "everything", token: "host-7"}
 	fw.frame(api.StreamFrame{Status: &api.CallStatus{State: api.CallStarting, Namespace: "everything"}})
 	fw.frame(api.StreamFrame{Progress: &api.Progress{Progress: 1, Total: 4, Message: "step 1"}})
 	fw.frame(api.StreamFrame{Progress: &api.Progress{Progress: 2}})
@@ -55,22 +56,22 @@ func TestForwardProgress(t *testing.T) {
 	if f := got[1].Params.AdditionalFields; f["progress"] != 2.0 || f["total"] != nil || f["message"] != nil {
 		t.Errorf("progress of unknown total: %+v", f)
 	}
-	if !fw.sent {
+	if fw.sent != 2 {
 		t.Error("sent not recorded")
 	}
 	fw.flush() // the queue is empty: returns at once
 
 	// Without a token the host did not ask for progress: nothing is sent.
-	fw = &forwarder{srv: srv, ctx: ctx, ns: "everything"}
+	fw = &forwarder{srv: srv, ctx: ctx, logger: "everything"}
 	fw.frame(api.StreamFrame{Progress: &api.Progress{Progress: 1, Total: 4}})
-	if got := queued(cs); len(got) != 0 || fw.sent {
+	if got := queued(cs); len(got) != 0 || fw.sent != 0 {
 		t.Errorf("progress without a token: %+v", got)
 	}
 }
 
 func TestForwardLog(t *testing.T) {
 	srv, cs, ctx := session(t)
-	fw := &forwarder{srv: srv, ctx: ctx, ns: "everything"} // logs need no token
+	fw := &forwarder{srv: srv, ctx: ctx, logger: "everything"} // logs need no token
 	info := api.StreamFrame{Log: &api.LogMessage{Level: "info", Data: json.RawMessage(`"warming up"`)}}
 	fail := api.StreamFrame{Log: &api.LogMessage{Level: "error", Logger: "db", Data: json.RawMessage(`{"code":7}`)}}
 
@@ -108,5 +109,71 @@ func TestForwardLog(t *testing.T) {
 	_ = json.Unmarshal(b, &msg)
 	if msg.Params.Level != "info" || msg.Params.Logger != "everything" || string(msg.Params.Data) != `"warming up"` {
 		t.Errorf("forwarded log: %s", b)
+	}
+}
+
+// On a namespace's own front (/mcp/NS) the server's logger is kept as is.
+func TestForwardLogOwnLogger(t *testing.T) {
+	for _, c := range []struct{ prefix, logger, want string }{
+		{"", "db", "db"}, {"", "", ""}, {"ns", "", "ns"}, {"ns", "db", "ns.db"},
+	} {
+		n := logNotification(c.prefix, &api.LogMessage{Level: "info", Logger: c.logger})
+		if n.Params.Logger != c.want {
+			t.Errorf("prefix %q logger %q: %q, want %q", c.prefix, c.logger, n.Params.Logger, c.want)
+		}
+	}
+}
+
+// A call answered on stdio by stdio.go writes its notifications itself, at
+// once and in order, log lines only at the session's level.
+func TestForwardWritesDirectly(t *testing.T) {
+	srv, cs, ctx := session(t)
+	var lines []string
+	fw := &forwarder{srv: srv, ctx: ctx, token: 7, write: func(b []byte) error { lines = append(lines, string(b)); return nil }}
+	fw.frame(api.StreamFrame{Progress: &api.Progress{Progress: 1, Total: 2}})
+	fw.frame(api.StreamFrame{Log: &api.LogMessage{Level: "info", Data: json.RawMessage(`"quiet"`)}})
+	fw.frame(api.StreamFrame{Log: &api.LogMessage{Level: "error", Logger: "db", Data: json.RawMessage(`"loud"`)}})
+	fw.frame(api.StreamFrame{Progress: &api.Progress{Progress: 2, Total: 2}})
+	if got := queued(cs); len(got) != 0 {
+		t.Errorf("queued with mcp-go: %+v", got)
+	}
+	want := []string{
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1,"progressToken":7,"total":2}}` + "\n",
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","logger":"db","data":"loud"}}` + "\n",
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":2,"progressToken":7,"total":2}}` + "\n",
+	}
+	if len(lines) != len(want) || fw.sent != 3 {
+		t.Fatalf("wrote %d lines (sent %d): %q", len(lines), fw.sent, lines)
+	}
+	for i := range want {
+		if lines[i] != want[i] {
+			t.Errorf("line %d: %s, want %s", i, lines[i], want[i])
+		}
+	}
+	fw.flush() // nothing queued: returns at once
+}
+
+// On HTTP, flush waits until mcp-go's stream was flushed once per
+// notification queued since the call's first.
+func TestForwardFlushWaitsForTheStream(t *testing.T) {
+	srv, cs, ctx := session(t)
+	fc := &flushCounter{}
+	fc.n.Store(5) // flushes before the call
+	fw := &forwarder{srv: srv, ctx: context.WithValue(ctx, flushKey{}, fc), token: "t"}
+	fw.frame(api.StreamFrame{Progress: &api.Progress{Progress: 1}})
+	fw.frame(api.StreamFrame{Progress: &api.Progress{Progress: 2}})
+	if n := len(queued(cs)); n != 2 || fw.sent != 2 || fw.base != 5 {
+		t.Fatalf("queued %d, sent %d, base %d", n, fw.sent, fw.base)
+	}
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		fc.n.Add(1)
+		time.Sleep(20 * time.Millisecond)
+		fc.n.Add(1)
+	}()
+	start := time.Now()
+	fw.flush()
+	if d := time.Since(start); fc.n.Load() != 7 {
+		t.Fatalf("flush returned after %s with %d flushes, want 7", d, fc.n.Load())
 	}
 }

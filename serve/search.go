@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,7 +14,7 @@ import (
 // --expose=search: three tools instead of every tool, for hosts that choke
 // on hundreds: search_tools, describe_tool, call_tool.
 
-func (s *mcpxServer) searchTools() []server.ServerTool {
+func (f *front) searchTools() []server.ServerTool {
 	readOnly := mcp.WithToolAnnotation(mcp.ToolAnnotation{ReadOnlyHint: mcp.ToBoolPtr(true), DestructiveHint: mcp.ToBoolPtr(false),
 		IdempotentHint: mcp.ToBoolPtr(true), OpenWorldHint: mcp.ToBoolPtr(false)})
 	return []server.ServerTool{
@@ -23,14 +24,14 @@ func (s *mcpxServer) searchTools() []server.ServerTool {
 				mcp.WithString("query", mcp.Required(), mcp.Description("words describing what the tool should do")),
 				mcp.WithNumber("limit", mcp.Description("at most this many results (default 10)")),
 				readOnly),
-			Handler: s.searchHandler,
+			Handler: f.searchHandler,
 		},
 		{
 			Tool: mcp.NewTool("describe_tool",
 				mcp.WithDescription("Show one tool's full definition: description, input schema, output schema and annotations."),
 				mcp.WithString("name", mcp.Required(), mcp.Description("the tool's NS.TOOL name, as search_tools returns it")),
 				readOnly),
-			Handler: s.describeHandler,
+			Handler: f.describeHandler,
 		},
 		{
 			Tool: mcp.NewTool("call_tool",
@@ -38,12 +39,12 @@ func (s *mcpxServer) searchTools() []server.ServerTool {
 				mcp.WithString("name", mcp.Required(), mcp.Description("the tool's NS.TOOL name")),
 				mcp.WithObject("arguments", mcp.Description("the tool's arguments, as its input schema describes them")),
 			),
-			Handler: s.callHandler,
+			Handler: f.callHandler,
 		},
 	}
 }
 
-func (s *mcpxServer) searchHandler(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (f *front) searchHandler(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	q, err := req.RequireString("query")
 	if err != nil {
 		return nil, err
@@ -52,11 +53,11 @@ func (s *mcpxServer) searchHandler(ctx context.Context, req mcp.CallToolRequest)
 	if limit <= 0 {
 		limit = 10
 	}
-	r, err := s.client().Search(ctx, q)
+	r, err := f.s.client().Search(ctx, q)
 	if err != nil {
 		return mcp.NewToolResultError(fmt.Sprintf("search failed: %v", err)), nil
 	}
-	cat := s.catalog()
+	cat := f.s.catalog()
 	var lines []string
 	for _, hit := range r.Results {
 		e, err := cat.lookup(hit.Namespace + "." + hit.Name)
@@ -75,17 +76,17 @@ func (s *mcpxServer) searchHandler(ctx context.Context, req mcp.CallToolRequest)
 }
 
 // named is the catalog entry the "name" argument of req names.
-func (s *mcpxServer) named(req mcp.CallToolRequest) (string, entry, error) {
+func (f *front) named(req mcp.CallToolRequest) (string, entry, error) {
 	name, err := req.RequireString("name")
 	if err != nil {
 		return "", entry{}, err
 	}
-	e, err := s.catalog().lookup(name)
+	e, err := f.s.catalog().lookup(name)
 	return name, e, err
 }
 
-func (s *mcpxServer) describeHandler(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	name, e, err := s.named(req)
+func (f *front) describeHandler(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	name, e, err := f.named(req)
 	if err != nil {
 		return nil, err
 	}
@@ -101,21 +102,24 @@ func (s *mcpxServer) describeHandler(ctx context.Context, req mcp.CallToolReques
 	return mcp.NewToolResultText(string(b)), nil
 }
 
-func (s *mcpxServer) callHandler(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	name, e, err := s.named(req)
+func (f *front) callHandler(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	name, e, err := f.named(req)
 	if err != nil {
 		return nil, err
 	}
-	var args any
-	if m, ok := req.Params.Arguments.(map[string]any); ok {
-		args = m["arguments"]
+	// The tool's arguments as the host wrote them (numbers keep their
+	// digits).
+	var outer struct {
+		Arguments json.RawMessage `json:"arguments"`
 	}
-	if args != nil {
-		if _, ok := args.(map[string]any); !ok {
-			return nil, fmt.Errorf("arguments of %s must be an object", name)
-		}
+	if err := json.Unmarshal(arguments(req), &outer); err != nil {
+		return nil, fmt.Errorf("arguments of call_tool: %w", err)
 	}
-	return s.call(ctx, e, args, progressToken(req))
+	raw := bytes.TrimSpace(outer.Arguments)
+	if len(raw) > 0 && string(raw) != "null" && raw[0] != '{' {
+		return nil, fmt.Errorf("arguments of %s must be an object", name)
+	}
+	return f.call(ctx, e, raw, progressToken(req))
 }
 
 // firstSentence is the first sentence of a description's first line.

@@ -27,17 +27,16 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
-
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/internal/mcpxd"
-	"github.com/mcpx-dev/mcpx/internal/version"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -62,6 +61,13 @@ type Options struct {
 	Expose string
 	// Namespaces limits what is served (nil: all).
 	Namespaces map[string]bool
+	// NoKey serves HTTP without the serve key (key.go).
+	NoKey bool
+	// Listener, when set, is where HTTP is served (HTTP is then only a
+	// label); tests pass their own.
+	Listener net.Listener
+	// MaxBody bounds an HTTP request's body (default 4 MiB).
+	MaxBody int64
 	// Poll is how often the catalog is re-read (default 1 s).
 	Poll time.Duration
 	// Getenv reads the environment (default os.Getenv).
@@ -86,11 +92,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.StringVar(&o.HTTP, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8765) instead of stdio")
 	fs.BoolVar(&o.AllowRemote, "http-allow-remote", false, "allow --http on an address that is not loopback")
 	fs.StringVar(&o.Expose, "expose", "all", "`MODE`: all (every tool as NS.TOOL) or search (search_tools, describe_tool, call_tool)")
-	fs.StringVar(&nsList, "ns", "", "serve only these namespaces (`a,b`)")
+	fs.BoolVar(&o.NoKey, "no-key", false, "serve HTTP without the serve key: any local user could call your tools")
+	fs.StringVar(&nsList, "ns", "", "serve only these namespaces (`a,b`); one namespace alone is served under its server's own names")
 	fs.StringVar(&printHost, "print-config", "", "print the snippet that registers mcpx in `HOST`'s config and exit ("+strings.Join(hostNames(), ", ")+")")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: mcpx serve [--http ADDR] [--expose all|search] [--ns a,b] [--print-config HOST]\n\n"+
-			"Serve every configured MCP server as one MCP server, on stdin/stdout or streamable HTTP (docs/serve.md).\n\n")
+		fmt.Fprintf(stderr, "usage: mcpx serve [--http ADDR [--no-key]] [--expose all|search] [--ns a,b] [--print-config HOST]\n\n"+
+			"Serve every configured MCP server as one MCP server, on stdin/stdout or streamable HTTP (docs/serve.md).\n"+
+			"Over HTTP, /mcp serves them all (NS.TOOL) and /mcp/NS each under its own names; every request carries the serve key.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -112,7 +120,22 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 	}
 	if printHost != "" {
-		snippet, err := printConfig(printHost, args)
+		p := printRequest{host: printHost, args: carriedArgs(args), http: o.HTTP}
+		if len(o.Namespaces) == 1 {
+			for ns := range o.Namespaces {
+				p.ns = ns
+			}
+		}
+		if !o.NoKey {
+			p.key = func() (string, error) {
+				paths, err := config.DefaultPaths(os.Getenv)
+				if err != nil {
+					return "", fmt.Errorf("find mcpx directories: %w", err)
+				}
+				return serveKey(paths.ServeKey())
+			}
+		}
+		snippet, err := printConfig(p)
 		if err != nil {
 			fmt.Fprintf(stderr, "mcpx: %v.\n", err)
 			return exitUsage
@@ -131,6 +154,16 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 	}
 	o.Log = log.New(stderr, "mcpx serve: ", 0)
+	if p := os.Getenv("MCPX_SERVE_CPUPROFILE"); p != "" {
+		// Profiling on demand (docs/performance.md): serve's CPU profile,
+		// written when it exits. Never by default.
+		stop, err := cpuProfile(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpx: serve: MCPX_SERVE_CPUPROFILE: %v.\n", err)
+			return exitUsage
+		}
+		defer stop()
+	}
 	err := Run(ctx, o, stdin, stdout)
 	switch {
 	case err == nil, errors.Is(err, context.Canceled):
@@ -182,6 +215,9 @@ func Run(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) erro
 	if o.Poll <= 0 {
 		o.Poll = time.Second
 	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = maxBody
+	}
 	if o.Dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -192,6 +228,28 @@ func Run(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) erro
 	paths, err := config.DefaultPaths(o.Getenv)
 	if err != nil {
 		return fmt.Errorf("find mcpx directories: %w", err)
+	}
+	// The key, then the port, before anything else: a taken port is the
+	// likeliest failure, and is told at once; once the port answers, the
+	// key is there to read.
+	var key string
+	if (o.HTTP != "" || o.Listener != nil) && !o.NoKey {
+		if key, err = serveKey(paths.ServeKey()); err != nil {
+			return err
+		}
+	}
+	ln := o.Listener
+	if o.HTTP != "" && ln == nil {
+		if ln, err = net.Listen("tcp", o.HTTP); err != nil {
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return fmt.Errorf("cannot listen on %s: the port is taken (by another mcpx serve, or another program): %w", o.HTTP, err)
+			}
+			return fmt.Errorf("cannot listen on %s: %w", o.HTTP, err)
+		}
+	}
+	if ln != nil {
+		defer ln.Close()
+		o.HTTP = ln.Addr().String()
 	}
 	store, err := cache.OpenStore(paths.CAS())
 	if err != nil {
@@ -210,37 +268,34 @@ func Run(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) erro
 		if _, ok := srv.cfg().Servers[ns]; !ok {
 			return &usageError{fmt.Errorf("--ns %s: no such namespace (have %s)", ns, strings.Join(srv.cfg().Names(), ", "))}
 		}
+		if ln == nil && len(o.Namespaces) == 1 {
+			srv.single = ns // stdio: that server under its own names
+		}
 	}
-	srv.mcp = server.NewMCPServer("mcpx", version.String(),
-		server.WithToolCapabilities(true),
-		server.WithResourceCapabilities(false, true),
-		server.WithPromptCapabilities(true),
-		server.WithLogging(),
-		server.WithRecovery(),
-		server.WithInstructions(instructions(o.Expose)),
-	)
 	srv.sync(ctx, true)
 
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	defer cancel() // before the wait
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		srv.watch(ctx)
 	}()
 
-	if o.HTTP == "" {
-		ss := server.NewStdioServer(srv.mcp)
-		ss.SetErrorLogger(log.New(io.Discard, "", 0))
-		err := ss.Listen(ctx, stdin, stdout)
-		cancel()
-		return err
+	if ln == nil {
+		return serveStdio(ctx, srv.frontOf(srv.single), stdin, stdout)
 	}
-	ln, err := net.Listen("tcp", o.HTTP)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", o.HTTP, err)
+	h := &httpHandler{s: srv, keyPath: paths.ServeKey(), maxBody: o.MaxBody}
+	base := "http://" + ln.Addr().String() + "/mcp"
+	if o.NoKey {
+		o.Log.Printf("WARNING: --no-key: any local user, and any program that can reach %s, can call your tools with your credentials", ln.Addr())
+		o.Log.Printf("serving MCP on %s (every server) and %s/NS (one server under its own names)", base, base)
+	} else {
+		h.key = newKeyChecker(key)
+		o.Log.Printf("serving MCP on %s?key=%s (every server) and %s/NS?key=… (one server under its own names)", base, key, base)
+		o.Log.Printf("requests carry the key as \"Authorization: Bearer KEY\" or ?key=KEY; it is kept in %s", paths.ServeKey())
 	}
 	// Recorded so that a config entry pointing here is known to be mcpx
 	// itself, and skipped (config.ServeRecord).
@@ -249,8 +304,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) erro
 	} else {
 		o.Log.Printf("%v", err)
 	}
-	hs := &http.Server{Handler: server.NewStreamableHTTPServer(srv.mcp), ReadHeaderTimeout: 10 * time.Second}
-	o.Log.Printf("serving MCP on http://%s/mcp", ln.Addr())
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() {
 		<-ctx.Done()
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -261,6 +315,19 @@ func Run(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) erro
 		return err
 	}
 	return ctx.Err()
+}
+
+// cpuProfile writes a CPU profile to path until stop is called.
+func cpuProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func instructions(expose string) string {

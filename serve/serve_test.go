@@ -3,8 +3,11 @@ package serve
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
 func TestToolName(t *testing.T) {
@@ -105,5 +108,40 @@ func TestMCPToolKeepsTheDefinition(t *testing.T) {
 	}
 	if _, err := mcpTool(entry{served: "ns.bad", def: []byte(`{"name":"bad","inputSchema":[]}`)}); err == nil {
 		t.Error("a definition whose input schema is not an object was accepted")
+	}
+}
+
+// A result's content items and structured content reach the host as the
+// server wrote them; the aggregate puts resource URIs under mcpx://NS/.
+func TestToolResultPassesContentThrough(t *testing.T) {
+	result := `{"content":[{"type":"text","text":"a \u00e9 b","x-extra":{"kept":true}},` +
+		`{"type":"resource","resource":{"uri":"demo://r/1","text":"one","mimeType":"text/plain"}},` +
+		`{"type":"resource_link","uri":"demo://r/2","name":"two"}],` +
+		`"structuredContent":{"n":12345678901234567890},"isError":true,"_meta":{"k":"v"}}`
+	for _, prefix := range []string{"", "everything"} {
+		r := toolResult(&api.CallResponse{Result: json.RawMessage(result)}, prefix)
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := string(b)
+		for _, want := range []string{`{"type":"text","text":"a \u00e9 b","x-extra":{"kept":true}}`, `"structuredContent":{"n":12345678901234567890}`,
+			`"isError":true`, `"_meta":{"k":"v"}`} {
+			if !strings.Contains(got, want) {
+				t.Errorf("prefix %q: %s lacks %s", prefix, got, want)
+			}
+		}
+		uris := []string{`"uri":"demo://r/1"`, `"uri":"demo://r/2"`}
+		if prefix != "" {
+			uris = []string{`"uri":"mcpx://everything/demo://r/1"`, `"uri":"mcpx://everything/demo://r/2"`}
+		}
+		for _, want := range uris {
+			if !strings.Contains(got, want) {
+				t.Errorf("prefix %q: %s lacks %s", prefix, got, want)
+			}
+		}
+	}
+	if r := toolResult(&api.CallResponse{Result: json.RawMessage(`[1]`)}, ""); !r.IsError {
+		t.Errorf("a result that is not an object: %+v", r)
 	}
 }

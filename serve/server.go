@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,22 +21,24 @@ import (
 	"github.com/mcpx-dev/mcpx/service"
 )
 
-// mcpxServer is one serve run: the MCP server, the daemon client of the
-// directory (replaced when the config changes) and the catalog last served.
+// mcpxServer is one serve run: the daemon client of the directory
+// (replaced when the config changes), the catalog last served and the MCP
+// servers hosts reach (front.go): the aggregate and, over HTTP, one per
+// namespace.
 type mcpxServer struct {
 	opts    Options
 	paths   config.Paths
 	schemas *cache.Schemas
 	mgr     *service.Lazy
-	mcp     *server.MCPServer
 
-	mu              sync.Mutex
-	c               *client.Client
-	cat             *catalog
-	digests         map[string]string // list kind → digest last served
-	refreshed       map[string]bool   // serverHash whose refresh serve already asked for
-	bg              sync.WaitGroup
-	servedTemplates map[string]bool // URI templates last served (sync's own; see replaceTemplates)
+	mu        sync.Mutex
+	c         *client.Client
+	cat       *catalog
+	aggregate *front            // nil on stdio with a single --ns
+	single    string            // the namespace served alone on stdio (--ns NS)
+	fronts    map[string]*front // each namespace's own (HTTP; the single one on stdio)
+	refreshed map[string]bool   // serverHash whose refresh serve already asked for
+	bg        sync.WaitGroup
 }
 
 func (s *mcpxServer) client() *client.Client {
@@ -65,6 +65,7 @@ func (s *mcpxServer) reload(ctx context.Context) error {
 		Getenv:     s.opts.Getenv,
 		Manager:    s.mgr,
 		Paths:      &s.paths,
+		KeepAlive:  true,
 	})
 	if err != nil {
 		if s.client() == nil {
@@ -78,6 +79,9 @@ func (s *mcpxServer) reload(ctx context.Context) error {
 	// Keep the client (and its connections to the daemon) while the
 	// config means the same servers.
 	if s.c == nil || s.c.Key() != c.Key() || s.c.Config().SchemaHash() != c.Config().SchemaHash() {
+		if s.c != nil {
+			s.c.CloseIdle()
+		}
 		s.c = c
 	}
 	return nil
@@ -102,35 +106,26 @@ func (s *mcpxServer) watch(ctx context.Context) {
 	}
 }
 
-// sync rebuilds the catalog and hands mcp-go what changed; hosts get
-// list_changed for every list that changed, and for all three when the set
-// of servers changed. Namespaces never read are refreshed through the
-// daemon in the background (that starts them once, like `mcpx refresh`);
-// their lists arrive with the next sync.
+// sync rebuilds the catalog and hands every front what changed (hosts get
+// list_changed for every list that changed, and for all three when the
+// servers behind a front were redefined); over HTTP a namespace that
+// appeared gets its front and one that went away loses it. Namespaces
+// never read are refreshed through the daemon in the background (that
+// starts them once, like `mcpx refresh`); their lists arrive with the next
+// sync.
 func (s *mcpxServer) sync(ctx context.Context, first bool) {
 	cfg := s.cfg()
 	s.mu.Lock()
 	prev := s.cat
 	s.mu.Unlock()
 	cat := build(cfg, s.schemas, s.opts.Namespaces, prev)
+
 	s.mu.Lock()
-	old := s.cat
 	s.cat = cat
-	if s.digests == nil {
-		s.digests = map[string]string{}
+	if s.refreshed == nil {
 		s.refreshed = map[string]bool{}
+		s.fronts = map[string]*front{}
 	}
-	changed := func(kind string, d string) bool {
-		if s.digests[kind] == d && !first {
-			return false
-		}
-		s.digests[kind] = d
-		return true
-	}
-	configMoved := old != nil && old.schemaHash != cat.schemaHash
-	toolsChanged := changed("tools", digest(cat.tools))
-	promptsChanged := changed("prompts", digest(cat.prompts))
-	resourcesChanged := changed("resources", digest(cat.resources)+digest(cat.templates))
 	var refresh []string
 	for _, ns := range cat.unread {
 		h := string(cfg.Servers[ns].Hash())
@@ -139,31 +134,50 @@ func (s *mcpxServer) sync(ctx context.Context, first bool) {
 			refresh = append(refresh, ns)
 		}
 	}
+	// The fronts to update: the aggregate, and one per served namespace
+	// (HTTP), or the single one (stdio).
+	type job struct {
+		f     *front
+		moved bool
+	}
+	var jobs []job
+	if first && s.single == "" {
+		s.aggregate = s.newFront("", cat)
+	}
+	if s.aggregate != nil {
+		jobs = append(jobs, job{s.aggregate, prev != nil && prev.schemaHash != cat.schemaHash})
+	}
+	var names []string
+	switch {
+	case s.single != "":
+		names = []string{s.single}
+	case s.opts.HTTP != "":
+		names = cat.served
+	}
+	keep := map[string]bool{}
+	for _, ns := range names {
+		keep[ns] = true
+		f := s.fronts[ns]
+		if f == nil {
+			f = s.newFront(ns, cat)
+			s.fronts[ns] = f
+		}
+		var h config.ServerHash
+		if def := cfg.Servers[ns]; def != nil {
+			h = def.Hash() // (the single namespace may have left the config)
+		}
+		jobs = append(jobs, job{f, f.hash != "" && f.hash != h})
+		f.hash = h
+	}
+	for ns := range s.fronts {
+		if !keep[ns] {
+			delete(s.fronts, ns)
+		}
+	}
 	s.mu.Unlock()
 
-	if s.opts.Expose == "search" {
-		if first {
-			s.mcp.SetTools(s.searchTools()...)
-		} else if toolsChanged || configMoved {
-			s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationToolsListChanged), nil)
-		}
-	} else if toolsChanged {
-		s.mcp.SetTools(s.tools(cat)...) // notifies hosts itself
-	} else if configMoved {
-		s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationToolsListChanged), nil)
-	}
-	if promptsChanged {
-		s.replacePrompts(s.prompts(cat))
-	}
-	if resourcesChanged {
-		s.replaceResources(s.resources(cat))
-		s.replaceTemplates(s.templates(cat))
-	}
-	if !first && (promptsChanged || configMoved) {
-		s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationPromptsListChanged), nil)
-	}
-	if !first && (resourcesChanged || configMoved) {
-		s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationResourcesListChanged), nil)
+	for _, j := range jobs {
+		j.f.update(cat, j.moved)
 	}
 	for _, ns := range refresh {
 		c := s.client()
@@ -179,22 +193,14 @@ func (s *mcpxServer) sync(ctx context.Context, first bool) {
 	}
 }
 
-// tools is every cached tool as mcp-go serves it: named NS.TOOL, input and
-// output schemas passed on byte for byte, annotations kept. Task support is
-// not advertised: mcpx runs such tools to completion for the host.
-func (s *mcpxServer) tools(cat *catalog) []server.ServerTool {
-	out := make([]server.ServerTool, 0, len(cat.tools))
-	for _, e := range cat.tools {
-		t, err := mcpTool(e)
-		if err != nil {
-			s.opts.Log.Printf("%s.%s: %v; not served", e.ns, e.name, err)
-			continue
-		}
-		out = append(out, server.ServerTool{Tool: t, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return s.call(ctx, e, req.Params.Arguments, progressToken(req))
-		}})
+// frontOf is the front that serves ns ("": the aggregate), or nil.
+func (s *mcpxServer) frontOf(ns string) *front {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ns == "" {
+		return s.aggregate
 	}
-	return out
+	return s.fronts[ns]
 }
 
 // mcpTool turns a cached tool definition into the tool hosts see.
@@ -249,17 +255,21 @@ func sessionOf(ctx context.Context) string {
 // a task (taskSupport "required") is followed here when the host asked for
 // progress: each change of the task's status reaches the host as
 // notifications/progress with the status message.
-func (s *mcpxServer) call(ctx context.Context, e entry, args any, token mcp.ProgressToken) (*mcp.CallToolResult, error) {
-	raw, err := json.Marshal(args)
-	if err != nil || string(raw) == "null" {
-		raw = []byte("{}")
+func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mcp.ProgressToken) (*mcp.CallToolResult, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage("{}")
 	}
+	s := f.s
 	c := s.client()
 	ns, tool := e.ns, e.name
-	req := api.CallRequest{Namespace: ns, Tool: tool, Arguments: raw, Session: sessionOf(ctx), Cwd: s.opts.Dir,
+	req := api.CallRequest{Namespace: ns, Tool: tool, Arguments: raw, Session: sessionOf(ctx), Cwd: s.opts.Dir, NoStatus: true,
 		Detach: token != nil && taskSupport(e.def) == "required"}
 	name := ns + "." + tool
-	fw := &forwarder{srv: s.mcp, ctx: ctx, ns: ns, token: token}
+	fw := &forwarder{srv: f.mcp, ctx: ctx, token: token}
+	fw.write, _ = ctx.Value(directWriteKey{}).(func([]byte) error)
+	if f.ns == "" {
+		fw.logger = ns // the host sees one server where there are many
+	}
 	defer fw.flush()
 	for {
 		var resp *api.CallResponse
@@ -271,7 +281,7 @@ func (s *mcpxServer) call(ctx context.Context, e entry, args any, token mcp.Prog
 		}
 		var ae *client.APIError
 		if errors.As(err, &ae) && ae.Code() == api.CodeConfirmation && !req.Confirmed {
-			ok, why := s.confirm(ctx, name, ae.Error())
+			ok, why := f.confirm(ctx, name, ae.Error())
 			if !ok {
 				return mcp.NewToolResultError(why), nil
 			}
@@ -279,18 +289,22 @@ func (s *mcpxServer) call(ctx context.Context, e entry, args any, token mcp.Prog
 			continue
 		}
 		if err == nil && resp.Task != nil && !resp.Task.Done && isNull(resp.Result) {
-			resp, err = s.followTask(ctx, c, *resp.Task, token)
+			resp, err = f.followTask(ctx, c, *resp.Task, token)
 		}
 		if err != nil {
 			return mcp.NewToolResultError(fmt.Sprintf("mcpx could not call %s: %v", name, err)), nil
 		}
-		return toolResult(resp)
+		prefix := ""
+		if f.ns == "" {
+			prefix = ns
+		}
+		return toolResult(resp, prefix), nil
 	}
 }
 
 // followTask reports a task's status changes to the host as progress until
 // it ends, then collects its result. The host giving up cancels the task.
-func (s *mcpxServer) followTask(ctx context.Context, c *client.Client, t api.Task, token mcp.ProgressToken) (*api.CallResponse, error) {
+func (f *front) followTask(ctx context.Context, c *client.Client, t api.Task, token mcp.ProgressToken) (*api.CallResponse, error) {
 	step, last := 0, ""
 	report := func(t api.Task) {
 		msg := t.Status
@@ -302,7 +316,7 @@ func (s *mcpxServer) followTask(ctx context.Context, c *client.Client, t api.Tas
 		}
 		last = msg
 		step++
-		_ = s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
+		_ = f.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
 			"progressToken": token, "progress": step, "message": msg,
 		})
 	}
@@ -332,12 +346,12 @@ func taskSupport(def json.RawMessage) string {
 
 // confirm asks the host's user to confirm a destructive call. It reports
 // false with the reason when the host cannot be asked or the user said no.
-func (s *mcpxServer) confirm(ctx context.Context, name, reason string) (bool, string) {
+func (f *front) confirm(ctx context.Context, name, reason string) (bool, string) {
 	cs, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
 	if !ok || cs.GetClientCapabilities().Elicitation == nil {
 		return false, fmt.Sprintf("%s was not run: %s. This host cannot ask you to confirm (it does not support MCP elicitation); call it with `mcpx call %s --yes` in a terminal, or set the server's policy.destructive to allow.", name, reason, name)
 	}
-	res, err := s.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
+	res, err := f.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
 		Message: fmt.Sprintf("%s is destructive. Run it?", name),
 		RequestedSchema: map[string]any{
 			"type": "object",
@@ -357,23 +371,6 @@ func (s *mcpxServer) confirm(ctx context.Context, name, reason string) (bool, st
 		return false, fmt.Sprintf("%s was not run: the user did not confirm it.", name)
 	}
 	return true, ""
-}
-
-// toolResult puts binary content the daemon moved into the store back
-// inline, as base64, and decodes the result for mcp-go.
-func toolResult(resp *api.CallResponse) (*mcp.CallToolResult, error) {
-	raw := resp.Result
-	if len(resp.Blobs) > 0 {
-		var err error
-		if raw, err = inlineBlobs(raw, "content", resp.Blobs); err != nil {
-			return mcp.NewToolResultError(fmt.Sprintf("mcpx could not read a binary result: %v", err)), nil
-		}
-	}
-	r, err := mcp.ParseCallToolResult(&raw)
-	if err != nil {
-		return mcp.NewToolResultError(fmt.Sprintf("mcpx could not read the result: %v", err)), nil
-	}
-	return r, nil
 }
 
 // inlineBlobs replaces each item of the list field that carries
@@ -422,97 +419,6 @@ func inlineBlobs(raw json.RawMessage, field string, blobs []api.Blob) (json.RawM
 	return json.Marshal(top)
 }
 
-// prompts serves every cached prompt as NS.NAME.
-func (s *mcpxServer) prompts(cat *catalog) []server.ServerPrompt {
-	out := make([]server.ServerPrompt, 0, len(cat.prompts))
-	for _, e := range cat.prompts {
-		var p mcp.Prompt
-		if err := json.Unmarshal(e.def, &p); err != nil {
-			s.opts.Log.Printf("prompt %s: %v; not served", e.served, err)
-			continue
-		}
-		p.Name = e.served
-		ns, name := e.ns, e.name
-		out = append(out, server.ServerPrompt{Prompt: p, Handler: func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			r, err := s.client().Prompt(ctx, api.PromptRequest{Namespace: ns, Name: name, Arguments: req.Params.Arguments,
-				Session: sessionOf(ctx), Cwd: s.opts.Dir})
-			if err != nil {
-				return nil, fmt.Errorf("get prompt %s.%s: %w", ns, name, err)
-			}
-			return mcp.ParseGetPromptResult(&r.Result)
-		}})
-	}
-	return out
-}
-
-// resources serves every cached resource under its namespaced URI.
-func (s *mcpxServer) resources(cat *catalog) []server.ServerResource {
-	out := make([]server.ServerResource, 0, len(cat.resources))
-	for _, e := range cat.resources {
-		var r mcp.Resource
-		if err := json.Unmarshal(e.def, &r); err != nil {
-			s.opts.Log.Printf("resource %s: %v; not served", e.served, err)
-			continue
-		}
-		r.URI = e.served
-		out = append(out, server.ServerResource{Resource: r, Handler: s.readResource})
-	}
-	return out
-}
-
-// templates serves every cached resource template, namespaced.
-func (s *mcpxServer) templates(cat *catalog) []server.ServerResourceTemplate {
-	out := make([]server.ServerResourceTemplate, 0, len(cat.templates))
-	for _, e := range cat.templates {
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(e.def, &m); err != nil {
-			continue
-		}
-		m["uriTemplate"], _ = json.Marshal(e.served)
-		b, _ := json.Marshal(m)
-		var t mcp.ResourceTemplate
-		if err := json.Unmarshal(b, &t); err != nil || t.URITemplate == nil {
-			s.opts.Log.Printf("resource template %s: %v; not served", e.served, err)
-			continue
-		}
-		out = append(out, server.ServerResourceTemplate{Template: t, Handler: s.readResource})
-	}
-	return out
-}
-
-// readResource reads a namespaced URI through the daemon.
-func (s *mcpxServer) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	ns, uri, ok := splitResourceURI(req.Params.URI)
-	if !ok {
-		return nil, fmt.Errorf("%q is not a resource mcpx serves (they look like mcpx://NS/URI)", req.Params.URI)
-	}
-	r, err := s.client().Read(ctx, api.ReadRequest{Namespace: ns, URI: uri, Session: sessionOf(ctx), Cwd: s.opts.Dir})
-	if err != nil {
-		return nil, fmt.Errorf("read %s on %s: %w", uri, ns, err)
-	}
-	raw := r.Result
-	if len(r.Blobs) > 0 {
-		if raw, err = inlineBlobs(raw, "contents", r.Blobs); err != nil {
-			return nil, fmt.Errorf("read %s on %s: %w", uri, ns, err)
-		}
-	}
-	res, err := mcp.ParseReadResourceResult(&raw)
-	if err != nil {
-		return nil, fmt.Errorf("read %s on %s: %w", uri, ns, err)
-	}
-	for i, c := range res.Contents {
-		switch v := c.(type) {
-		case mcp.TextResourceContents:
-			v.URI = resourceURI(ns, v.URI)
-			res.Contents[i] = v
-		case mcp.BlobResourceContents:
-			v.URI = resourceURI(ns, v.URI)
-			res.Contents[i] = v
-		}
-	}
-	return res.Contents, nil
-}
-
 // lookup finds a tool by the name hosts see, or by NS.TOOL as the server
 // names it.
 func (cat *catalog) lookup(name string) (entry, error) {
@@ -529,51 +435,4 @@ func (cat *catalog) lookup(name string) (entry, error) {
 		}
 	}
 	return entry{}, fmt.Errorf("no tool %q is served (search_tools lists them)", name)
-}
-
-// The lists below are replaced entry by entry, new and changed ones first,
-// then the stale ones deleted: mcp-go's SetPrompts, SetResources and
-// SetResourceTemplates empty a list before refilling it, and a host's
-// prompts/get or resources/read in between would find nothing.
-
-func (s *mcpxServer) replacePrompts(list []server.ServerPrompt) {
-	replaceEntries(s.mcp.ListPrompts(), list, func(p server.ServerPrompt) string { return p.Prompt.Name },
-		s.mcp.AddPrompts, s.mcp.DeletePrompts)
-}
-
-func (s *mcpxServer) replaceResources(list []server.ServerResource) {
-	replaceEntries(s.mcp.ListResources(), list, func(r server.ServerResource) string { return r.Resource.URI },
-		s.mcp.AddResources, s.mcp.DeleteResources)
-}
-
-// replaceEntries adds or updates list, then deletes what was served (by
-// key) and is not in list any more.
-func replaceEntries[T, V any](served map[string]V, list []T, key func(T) string, add func(...T), del func(...string)) {
-	for _, e := range list {
-		delete(served, key(e))
-	}
-	add(list...)
-	if len(served) > 0 {
-		del(slices.Collect(maps.Keys(served))...)
-	}
-}
-
-// replaceTemplates adds or updates templates in place; mcp-go cannot delete
-// one, so only when a template went away is the list replaced whole
-// (rare: a server's templates change with its version).
-func (s *mcpxServer) replaceTemplates(list []server.ServerResourceTemplate) {
-	now := make(map[string]bool, len(list))
-	for _, t := range list {
-		now[t.Template.URITemplate.Raw()] = true
-	}
-	gone := false
-	for k := range s.servedTemplates {
-		gone = gone || !now[k]
-	}
-	if gone {
-		s.mcp.SetResourceTemplates(list...)
-	} else {
-		s.mcp.AddResourceTemplates(list...)
-	}
-	s.servedTemplates = now
 }

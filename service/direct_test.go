@@ -1,11 +1,11 @@
 package service
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -111,7 +111,7 @@ func fakeDaemon(mode string) int {
 			if err != nil {
 				return
 			}
-			c.Write([]byte("hello\n"))
+			fmt.Fprintf(c, "ok %d\n", os.Getpid())
 			c.Close()
 		}
 	}()
@@ -300,8 +300,8 @@ func TestDirectHandsOverTheSocketAndNobodyWaits(t *testing.T) {
 	}
 	defer c.Close()
 	c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	b := make([]byte, 6)
-	if _, err := io.ReadFull(c, b); err != nil || string(b) != "hello\n" {
+	b, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.HasPrefix(b, "ok ") {
 		t.Fatalf("queued connection: %q, %v", b, err)
 	}
 	if err := d.StartFailure(ctx, key); err != nil {

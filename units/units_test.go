@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -160,131 +161,152 @@ func TestActivationLifecycle(t *testing.T) {
 	}
 	for _, via := range transports {
 		t.Run(via, func(t *testing.T) {
-			s := New(m.Getenv, bin)
-			s.NoBus = via == ViaPrivate
+			s := connectVia(t, m, bin, via)
 			defer s.Close()
-			ctx := context.Background()
-			if via == ViaBus {
-				// The hermetic bus daemon is socket-activated and exits
-				// now and then (see retry in manager.go); a dial while it
-				// restarts falls back to the private socket. Wait until
-				// the bus itself answers.
-				testkit.Eventually(t, 20*time.Second, "the user bus to answer", func() bool {
-					s.Close()
-					return s.Available(ctx) && s.Via() == ViaBus
-				})
-			}
-			if !s.Available(ctx) {
-				t.Fatal("manager not available")
-			}
-			if s.Via() != via {
-				t.Fatalf("Via = %q, want %q", s.Via(), via)
-			}
-			if err := s.Install(ctx); err != nil {
+			if err := s.Install(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			key := "run" + via
-
 			// Before Ensure: loaded template, nothing active.
-			ks, err := s.State(ctx, key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ks.Socket.ActiveState != "inactive" || ks.Service.ActiveState != "inactive" || ks.Service.LoadState != "loaded" {
+			if ks := mustState(t, s, key); ks.Socket.ActiveState != "inactive" || ks.Service.ActiveState != "inactive" || ks.Service.LoadState != "loaded" {
 				t.Fatalf("state before Ensure: %+v", ks)
 			}
-
-			// Ensure: socket listening, service untouched.
-			for i := 0; i < 2; i++ {
-				if err := s.Ensure(ctx, key); err != nil {
-					t.Fatalf("Ensure #%d: %v", i+1, err)
-				}
-			}
-			ks, err = s.State(ctx, key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ks.Socket.ActiveState != "active" || ks.Socket.SubState != "listening" {
-				t.Fatalf("socket after Ensure: %+v", ks.Socket)
-			}
-			if ks.Service.ActiveState != "inactive" || ks.Service.MainPID != 0 {
-				t.Fatalf("service after Ensure: %+v", ks.Service)
-			}
-			if got := m.Show(t, ServiceUnit(key), "ActiveState")["ActiveState"]; got != "inactive" {
-				t.Fatalf("State started the service: ActiveState=%s", got)
-			}
-			sock := filepath.Join(m.RuntimeDir(), "mcpx", key+".sock")
-			if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o600 {
-				t.Fatalf("socket %s: %v %v", sock, fi, err)
-			}
-			if fi, err := os.Stat(filepath.Dir(sock)); err != nil || fi.Mode().Perm() != 0o700 {
-				t.Fatalf("socket dir: %v %v", fi, err)
-			}
-
-			// Connecting activates the service.
-			answer := systemdtest.AskFake(t, sock)
-			ks = waitState(t, s, key, func(ks KeyState) bool { return ks.Service.ActiveState == "active" })
-			if ks.Service.SubState != "running" || ks.Service.MainPID == 0 || ks.Service.Since.IsZero() {
-				t.Fatalf("running service: %+v", ks.Service)
-			}
-			if want := "ok " + itoa(ks.Service.MainPID); answer != want {
-				t.Fatalf("daemon answered %q, want %q", answer, want)
-			}
-
-			// Listed.
-			all, err := s.List(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			found := false
-			for _, k := range all {
-				found = found || k.Key == key && k.Service.MainPID == ks.Service.MainPID
-			}
-			if !found {
-				t.Fatalf("List lacks %s: %+v", key, all)
-			}
-
-			// Stop the service only: the socket stays.
-			if err := s.Stop(ctx, key, false); err != nil {
-				t.Fatal(err)
-			}
-			ks, _ = s.State(ctx, key)
-			if ks.Service.ActiveState != "inactive" || ks.Socket.SubState != "listening" {
-				t.Fatalf("after Stop(service): %+v", ks)
-			}
-			// Stop both: the socket file goes (RemoveOnStop).
-			if err := s.Stop(ctx, key, true); err != nil {
-				t.Fatal(err)
-			}
-			ks, _ = s.State(ctx, key)
-			if ks.Socket.ActiveState != "inactive" {
-				t.Fatalf("after Stop(socket): %+v", ks.Socket)
-			}
-			if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
-				t.Fatalf("socket file after stop: %v", err)
-			}
-
-			// A daemon that exits 1 leaves a failed service with its status.
-			fail := "fail" + via
-			if err := s.Ensure(ctx, fail); err != nil {
-				t.Fatal(err)
-			}
-			systemdtest.AskFake(t, filepath.Join(m.RuntimeDir(), "mcpx", fail+".sock"))
-			// The socket goes back to listening once the manager has seen the
-			// service fail.
-			ks = waitState(t, s, fail, func(ks KeyState) bool {
-				return ks.Service.ActiveState == "failed" && ks.Socket.SubState == "listening"
-			})
-			if ks.Service.LastExit() != "exit-code 1" || ks.Service.Result != "exit-code" {
-				t.Fatalf("failed service: LastExit %q, %+v", ks.Service.LastExit(), ks.Service)
-			}
-			if err := s.Stop(ctx, fail, true); err != nil {
-				t.Fatal(err)
-			}
-			if ks, _ = s.State(ctx, fail); ks.Service.ActiveState != "inactive" {
-				t.Fatalf("Stop did not clear the failed state: %+v", ks.Service)
-			}
+			sock := checkEnsure(t, m, s, key)
+			checkActivation(t, s, key, sock)
+			checkStop(t, s, key, sock)
+			checkFailedService(t, m, s, "fail"+via)
 		})
+	}
+}
+
+// connectVia returns the units manager reached through transport via.
+func connectVia(t *testing.T, m *systemdtest.Manager, bin, via string) *Systemd {
+	t.Helper()
+	s := New(m.Getenv, bin)
+	s.NoBus = via == ViaPrivate
+	ctx := context.Background()
+	if via == ViaBus {
+		// The hermetic bus daemon is socket-activated and exits now and
+		// then (see retry in manager.go); a dial while it restarts falls
+		// back to the private socket. Wait until the bus itself answers.
+		testkit.Eventually(t, 20*time.Second, "the user bus to answer", func() bool {
+			s.Close()
+			return s.Available(ctx) && s.Via() == ViaBus
+		})
+	}
+	if !s.Available(ctx) {
+		t.Fatal("manager not available")
+	}
+	if s.Via() != via {
+		t.Fatalf("Via = %q, want %q", s.Via(), via)
+	}
+	return s
+}
+
+func mustState(t *testing.T, s *Systemd, key string) KeyState {
+	t.Helper()
+	ks, err := s.State(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ks
+}
+
+// checkEnsure: Ensure (twice) leaves the socket listening, 0600 in a 0700
+// directory, and the service untouched, also after State. It returns the
+// socket's path.
+func checkEnsure(t *testing.T, m *systemdtest.Manager, s *Systemd, key string) string {
+	t.Helper()
+	for i := range 2 {
+		if err := s.Ensure(context.Background(), key); err != nil {
+			t.Fatalf("Ensure #%d: %v", i+1, err)
+		}
+	}
+	ks := mustState(t, s, key)
+	if ks.Socket.ActiveState != "active" || ks.Socket.SubState != "listening" {
+		t.Fatalf("socket after Ensure: %+v", ks.Socket)
+	}
+	if ks.Service.ActiveState != "inactive" || ks.Service.MainPID != 0 {
+		t.Fatalf("service after Ensure: %+v", ks.Service)
+	}
+	if got := m.Show(t, ServiceUnit(key), "ActiveState")["ActiveState"]; got != "inactive" {
+		t.Fatalf("State started the service: ActiveState=%s", got)
+	}
+	sock := filepath.Join(m.RuntimeDir(), "mcpx", key+".sock")
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket %s: %v %v", sock, fi, err)
+	}
+	if fi, err := os.Stat(filepath.Dir(sock)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("socket dir: %v %v", fi, err)
+	}
+	return sock
+}
+
+// checkActivation: connecting starts the service, which State and List
+// then show running with the pid that answered.
+func checkActivation(t *testing.T, s *Systemd, key, sock string) {
+	t.Helper()
+	answer := systemdtest.AskFake(t, sock)
+	ks := waitState(t, s, key, func(ks KeyState) bool { return ks.Service.ActiveState == "active" })
+	if ks.Service.SubState != "running" || ks.Service.MainPID == 0 || ks.Service.Since.IsZero() {
+		t.Fatalf("running service: %+v", ks.Service)
+	}
+	if want := "ok " + itoa(ks.Service.MainPID); answer != want {
+		t.Fatalf("daemon answered %q, want %q", answer, want)
+	}
+	all, err := s.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(all, func(k KeyState) bool { return k.Key == key && k.Service.MainPID == ks.Service.MainPID }) {
+		t.Fatalf("List lacks %s: %+v", key, all)
+	}
+}
+
+// checkStop: stopping the service keeps the socket listening; stopping
+// both removes the socket file (RemoveOnStop).
+func checkStop(t *testing.T, s *Systemd, key, sock string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.Stop(ctx, key, false); err != nil {
+		t.Fatal(err)
+	}
+	if ks := mustState(t, s, key); ks.Service.ActiveState != "inactive" || ks.Socket.SubState != "listening" {
+		t.Fatalf("after Stop(service): %+v", ks)
+	}
+	if err := s.Stop(ctx, key, true); err != nil {
+		t.Fatal(err)
+	}
+	if ks := mustState(t, s, key); ks.Socket.ActiveState != "inactive" {
+		t.Fatalf("after Stop(socket): %+v", ks.Socket)
+	}
+	if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("socket file after stop: %v", err)
+	}
+}
+
+// checkFailedService: a daemon that exits 1 leaves a failed service with
+// its status, and the socket back to listening; Stop clears it.
+func checkFailedService(t *testing.T, m *systemdtest.Manager, s *Systemd, key string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.Ensure(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	systemdtest.AskFake(t, filepath.Join(m.RuntimeDir(), "mcpx", key+".sock"))
+	// The socket goes back to listening once the manager has seen the
+	// service fail.
+	ks := waitState(t, s, key, func(ks KeyState) bool {
+		return ks.Service.ActiveState == "failed" && ks.Socket.SubState == "listening"
+	})
+	if ks.Service.LastExit() != "exit-code 1" || ks.Service.Result != "exit-code" {
+		t.Fatalf("failed service: LastExit %q, %+v", ks.Service.LastExit(), ks.Service)
+	}
+	if err := s.Stop(ctx, key, true); err != nil {
+		t.Fatal(err)
+	}
+	if ks := mustState(t, s, key); ks.Service.ActiveState != "inactive" {
+		t.Fatalf("Stop did not clear the failed state: %+v", ks.Service)
 	}
 }
 

@@ -147,6 +147,7 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 			// The GET stream is how list_changed reaches a 2025-11-25
 			// session; mcp-go opens it only once a handshake made one
 			// (on 2026-07-28, subscriptions/listen does that job).
+			//lint:ignore SA1019 kept on purpose for 2025-11-25 sessions (above)
 			transport.WithContinuousListening(),
 			transport.WithHTTPLogger(quietLogger))
 	case config.TransportSSE:

@@ -13,6 +13,9 @@ import (
 // TestNPMServerEverything runs the TypeScript SDK's reference server, which
 // has tools, prompts and resources, when scripts/setup installed it.
 func TestNPMServerEverything(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the npm server (node) (-short)")
+	}
 	bin, err := filepath.Abs("../tests/npm/node_modules/.bin/mcp-server-everything")
 	if err != nil {
 		t.Fatal(err)

@@ -72,6 +72,9 @@ func TestReapOrphans(t *testing.T) {
 // namespace, where the session's leader is outside and getsid answers 0 (as
 // in a container). Records there carry no session, only a start time.
 func TestReapOrphansInPIDNamespace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a PID namespace of servers (-short)")
+	}
 	if os.Getenv("MCPX_REAP_IN_NS") != "" {
 		t.Skip("already inside the namespace")
 	}

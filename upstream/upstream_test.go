@@ -319,6 +319,9 @@ func TestStartTimeout(t *testing.T) {
 // TestStopSignalsGroup starts something that is no MCP server and ignores
 // SIGTERM: the failed start must still leave no process of its group.
 func TestStopSignalsGroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a stubborn process group (-short)")
+	}
 	pid := failedStartPID(t, "stubborn", `echo $$ > "$0"; trap "" TERM; sleep 30 & wait`)
 	// The sleep is not our child: init reaps it, in its own time.
 	eventually(t, fmt.Sprintf("process group %d to be gone", pid), func() bool { return processGone(pid) })
@@ -366,6 +369,9 @@ func failedStartPID(t *testing.T, name, script string) int {
 }
 
 func TestCallTimeoutCancels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a call timeout (-short)")
+	}
 	p := newPools(t, Options{})
 	log := filepath.Join(t.TempDir(), "cancel.log")
 	// mcp-go's stdio server hands a tools/call to a worker goroutine but
@@ -964,6 +970,9 @@ func TestNilEnvInheritsNothing(t *testing.T) {
 // exclusive instance counts, so a call that waits 1.8 s for it and then runs
 // for 1.5 s is cut off at 2 s instead of getting a fresh budget.
 func TestCallTimeoutIncludesQueueing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a call timeout (-short)")
+	}
 	p := newPools(t, Options{})
 	started := filepath.Join(t.TempDir(), "started.log")
 	spec := fixtureSpec(t, config.Options{Sharing: config.SharingExclusive, Max: 1, CallTimeout: config.Duration(2 * time.Second)},

@@ -13,6 +13,10 @@
 // NDJSON answers; ReadResponse hands the body out as a reader, so the caller
 // can read it line by line as it arrives.
 //
+// A long-lived caller (mcpx serve) may keep a connection for the next
+// request instead (Request.KeepAlive): Response.Reusable says when the
+// answer was read to its end and the daemon did not ask to close.
+//
 // Nothing here is safe for concurrent use on one connection; the package has
 // no state.
 package h1
@@ -48,10 +52,13 @@ type Request struct {
 	Body        []byte // nil: no body
 	// Header holds extra fields, name and value, written in order.
 	Header [][2]string
+	// KeepAlive leaves out "Connection: close": the connection may carry
+	// another request once the answer is read (Response.Reusable).
+	KeepAlive bool
 }
 
-// WriteRequest writes req as one HTTP/1.1 request with Host "mcpx" and
-// "Connection: close", in one Write call.
+// WriteRequest writes req as one HTTP/1.1 request with Host "mcpx" (and
+// "Connection: close" unless req.KeepAlive), in one Write call.
 func WriteRequest(w io.Writer, req Request) error {
 	if req.Method == "" || strings.ContainsAny(req.Method, " \r\n") {
 		return fmt.Errorf("h1: bad method %q", req.Method)
@@ -71,7 +78,11 @@ func WriteRequest(w io.Writer, req Request) error {
 	b = append(b, req.Method...)
 	b = append(b, ' ')
 	b = append(b, req.Target...)
-	b = append(b, " HTTP/1.1\r\nHost: mcpx\r\nConnection: close\r\nUser-Agent: mcpx\r\n"...)
+	b = append(b, " HTTP/1.1\r\nHost: mcpx\r\n"...)
+	if !req.KeepAlive {
+		b = append(b, "Connection: close\r\n"...)
+	}
+	b = append(b, "User-Agent: mcpx\r\n"...)
 	for _, h := range req.Header {
 		b = append(b, h[0]...)
 		b = append(b, ": "...)
@@ -104,6 +115,38 @@ type Response struct {
 	// Body reads the body, de-chunked, up to its end. A body cut short
 	// reads io.ErrUnexpectedEOF.
 	Body io.Reader
+	// proto is the status line's protocol ("HTTP/1.1" or "HTTP/1.0").
+	proto string
+}
+
+// Reusable reports whether the connection the response came on can carry
+// another request: the body has been read to its end (its length or its
+// last chunk, not the end of the connection), it is HTTP/1.1, and the
+// server did not answer "Connection: close".
+func (resp *Response) Reusable() bool {
+	if resp.proto != "HTTP/1.1" || hasToken(resp.Header["connection"], "close") {
+		return false
+	}
+	switch b := resp.Body.(type) {
+	case eofReader:
+		return true
+	case *exact:
+		return b.n == 0
+	case *chunked:
+		return b.done
+	}
+	return false
+}
+
+// hasToken reports whether the comma-separated list v holds tok (ASCII
+// case-insensitively).
+func hasToken(v, tok string) bool {
+	for _, f := range strings.Split(v, ",") {
+		if strings.EqualFold(strings.TrimSpace(f), tok) {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadResponse reads a response's status line and header from r and
@@ -145,7 +188,7 @@ func readHead(r *bufio.Reader) (*Response, error) {
 	if err != nil || status < 100 || status > 999 {
 		return nil, malformed("status code %q", clip(code))
 	}
-	resp := &Response{Status: status, Reason: reason, Header: map[string]string{}}
+	resp := &Response{Status: status, Reason: reason, Header: map[string]string{}, proto: proto}
 	for n := 0; ; n++ {
 		line, err := readLine(r)
 		if err != nil {

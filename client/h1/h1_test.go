@@ -152,3 +152,37 @@ func FuzzReadResponse(f *testing.F) {
 		}
 	})
 }
+
+func TestKeepAlive(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteRequest(&b, Request{Method: "GET", Target: "/v1/health", KeepAlive: true}); err != nil {
+		t.Fatal(err)
+	}
+	if req, err := http.ReadRequest(bufio.NewReader(&b)); err != nil || req.Close {
+		t.Fatalf("a keep-alive request: %v close %v", err, req.Close)
+	}
+	cases := []struct {
+		raw      string
+		reusable bool
+	}{
+		{"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", true},
+		{"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", true},
+		{"HTTP/1.1 204 No Content\r\n\r\n", true},
+		{"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive, Close\r\n\r\n{}", false},
+		{"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}", false},
+		{"HTTP/1.1 200 OK\r\n\r\n{}", false}, // until the connection closes
+	}
+	for _, c := range cases {
+		resp, err := ReadResponse(bufio.NewReader(strings.NewReader(c.raw)))
+		if err != nil {
+			t.Fatalf("%q: %v", c.raw, err)
+		}
+		if resp.Status == 200 && resp.Reusable() {
+			t.Errorf("%q: reusable before the body was read", c.raw)
+		}
+		io.ReadAll(resp.Body)
+		if resp.Reusable() != c.reusable {
+			t.Errorf("%q: reusable %v, want %v", c.raw, resp.Reusable(), c.reusable)
+		}
+	}
+}

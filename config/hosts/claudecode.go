@@ -31,6 +31,15 @@ var claudeCode = &Host{
 		p, _ := projectOf(doc, c.Scope)
 		return readServers(p, "mcpServers", c, claudeVars, claudeEntry).under("projects", c.Scope)
 	},
+	// A .mcp.json whose servers the user approved in Claude Code
+	// (enableAllProjectMcpServers, enabledMcpjsonServers in
+	// ~/.claude.json) needs no `mcpx trust` for them.
+	approvals: func(path string, e Env, doc func(string) map[string]any) func(string) bool {
+		if filepath.Base(path) != ".mcp.json" {
+			return nil
+		}
+		return ClaudeApprovalOf(doc(filepath.Join(e.Home, ".claude.json")), filepath.Dir(path)).Approved
+	},
 }
 
 var claudeVars = varStyle{dollarBrace: true}

@@ -93,6 +93,22 @@ type Host struct {
 	// Entry.ExcludeTools, the tools hidden), as the host spells them; ""
 	// when it has none. Messages about a hidden tool name them.
 	ToolsKey, ExcludeToolsKey string
+	// approvals, for a host that records the user's approval of a
+	// project file's servers itself, says which servers of the project
+	// file at path are approved (see Approvals).
+	approvals func(path string, e Env, doc func(path string) map[string]any) func(name string) bool
+}
+
+// Approvals reports which servers of the project file at path the user
+// approved in the host itself (Claude Code keeps its approvals of a
+// .mcp.json in ~/.claude.json), or nil when the host keeps none for that
+// file. doc reads one of the host's JSON files (nil when it cannot be
+// read).
+func (h *Host) Approvals(path string, e Env, doc func(path string) map[string]any) func(name string) bool {
+	if h.approvals == nil {
+		return nil
+	}
+	return h.approvals(path, e, doc)
 }
 
 // UserFiles are the host's user-level files for env.

@@ -245,3 +245,29 @@ func TestOpencodeLayouts(t *testing.T) {
 		t.Errorf("V1 enabled:false: %+v", v1["off"])
 	}
 }
+
+// Only Claude Code keeps approvals, and only of a project's .mcp.json: the
+// servers ~/.claude.json enables for that directory, less those it disables.
+func TestApprovals(t *testing.T) {
+	env := Env{Home: "/home/u"}
+	claude := map[string]any{"projects": map[string]any{"/w": map[string]any{
+		"enabledMcpjsonServers": []any{"a", "b"}, "disabledMcpjsonServers": []any{"b"},
+	}}}
+	var asked []string
+	doc := func(p string) map[string]any { asked = append(asked, p); return claude }
+	ok := ByName("claude-code").Approvals("/w/.mcp.json", env, doc)
+	if ok == nil || !ok("a") || ok("b") || ok("c") {
+		t.Fatalf("approvals of /w/.mcp.json: a %v, b %v, c %v", ok != nil && ok("a"), ok != nil && ok("b"), ok != nil && ok("c"))
+	}
+	if len(asked) != 1 || asked[0] != "/home/u/.claude.json" {
+		t.Errorf("read %v, want ~/.claude.json", asked)
+	}
+	if ok := ByName("claude-code").Approvals("/w/.claude.json", env, doc); ok != nil {
+		t.Error("approvals for a file that is not .mcp.json")
+	}
+	for _, h := range All {
+		if h.Name != "claude-code" && h.Approvals("/w/.mcp.json", env, doc) != nil {
+			t.Errorf("%s has approvals", h.Name)
+		}
+	}
+}

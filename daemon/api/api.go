@@ -236,6 +236,10 @@ type CallRequest struct {
 	// starts (unknown tool, invalid arguments, policy) are plain error
 	// answers with their HTTP status, as without Stream.
 	Stream bool `json:"stream,omitempty"`
+	// NoStatus leaves the status frames out of a streamed answer, for a
+	// caller that shows none (mcpx serve): a call during which the server
+	// sends nothing is then answered in one piece, the result frame alone.
+	NoStatus bool `json:"noStatus,omitempty"`
 	// Session is MCPX_SESSION_ID or --session (scope "session").
 	Session string `json:"session,omitempty"`
 	// Cwd is the caller's working directory (scope "cwd").

@@ -2,9 +2,9 @@ package peercred
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"syscall"
+
+	"github.com/mcpx-dev/mcpx/internal/owner"
 )
 
 // Who may serve a user's socket. The uid a client sees for a socket (the
@@ -39,20 +39,7 @@ func ServerAllowed(path string, uid, me int) (ok bool, why string) {
 }
 
 // PrivateDir checks that dir is a directory (not a symlink) owned by uid me
-// with no permission bits for group or others.
+// with no permission bits for group or others (an *owner.Error if not).
 func PrivateDir(dir string, me int) error {
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory", dir)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != me {
-		return fmt.Errorf("%s belongs to uid %d", dir, st.Uid)
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return fmt.Errorf("%s has mode %#o (others have access)", dir, perm)
-	}
-	return nil
+	return owner.Rule{User: me, Deny: 0o077}.CheckDir(dir)
 }

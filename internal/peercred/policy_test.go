@@ -53,7 +53,7 @@ func TestServerAllowed(t *testing.T) {
 		}
 	}
 	// A private directory of someone else does not count for me.
-	if ok, why := ServerAllowed(filepath.Join(private, "s"), 0, other); ok || !strings.Contains(why, "belongs to uid") {
+	if ok, why := ServerAllowed(filepath.Join(private, "s"), 0, other); ok || !strings.Contains(why, "owned by uid") {
 		t.Errorf("root in a directory of uid %d, for uid %d: %v, %q", me, other, ok, why)
 	}
 }

@@ -80,9 +80,14 @@ func skip(t testing.TB, reason string) {
 }
 
 // Start starts a hermetic user manager and stops it when the test ends.
-// It skips the test (fails it under CI=true) when that is impossible.
+// It skips the test (fails it under CI=true) when that is impossible, and
+// skips it with -short.
 func Start(t testing.TB) *Manager {
 	t.Helper()
+	if testing.Short() {
+		// Asked for, not a broken machine: skipped even under CI=true.
+		t.Skip("systemdtest: a systemd user manager per test is slow (-short)")
+	}
 	if why := Unavailable(); why != "" {
 		skip(t, why)
 	}

@@ -84,7 +84,33 @@ func run(revA, revB string, args []string, n int, ownDaemons bool, request, conf
 	if ownDaemons {
 		b.home = filepath.Join(tmp, "home-b")
 	}
-	for _, x := range []*build{a, b} {
+	builds := []*build{a, b}
+	if err := prepare(builds, tmp, config); err != nil {
+		return err
+	}
+	defer func() {
+		for _, x := range builds {
+			_, _ = x.exec("stop")
+		}
+	}()
+	measure, what, err := warmUp(builds, args, config, request)
+	if err != nil {
+		return err
+	}
+	if err := interleave(builds, n, measure); err != nil {
+		return err
+	}
+	ma, mb := median(a.times), median(b.times)
+	fmt.Printf("%s, %d interleaved rounds, daemon %s\n", what, n, map[bool]string{false: "shared (A's)", true: "one per build"}[ownDaemons])
+	fmt.Printf("A %-20s median %.3f ms\n", revA, ms(ma))
+	fmt.Printf("B %-20s median %.3f ms  (%+.1f %%)\n", revB, ms(mb), 100*(ms(mb)-ms(ma))/ms(ma))
+	return nil
+}
+
+// prepare compiles each build and makes its HOME, with config (if any)
+// as the user config.
+func prepare(builds []*build, tmp, config string) error {
+	for _, x := range builds {
 		if err := compile(x.rev, x.bin, tmp); err != nil {
 			return err
 		}
@@ -92,64 +118,71 @@ func run(revA, revB string, args []string, n int, ownDaemons bool, request, conf
 			return err
 		}
 	}
-	if config != "" {
-		// e.g. {"mcpServers": {"big": {"command": "{fixture}", "env": {"FIXTURE_EXTRA_TOOLS": "10000"}}}}
-		fixture := filepath.Join(tmp, "mcpx-fixture")
-		mk := exec.Command("go", "build", "-o", fixture, "./internal/fixture/cmd/mcpx-fixture")
-		mk.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := mk.CombinedOutput(); err != nil {
-			return fmt.Errorf("build the fixture: %v\n%s", err, out)
+	if config == "" {
+		return nil
+	}
+	// e.g. {"mcpServers": {"big": {"command": "{fixture}", "env": {"FIXTURE_EXTRA_TOOLS": "10000"}}}}
+	fixture := filepath.Join(tmp, "mcpx-fixture")
+	mk := exec.Command("go", "build", "-o", fixture, "./internal/fixture/cmd/mcpx-fixture")
+	mk.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := mk.CombinedOutput(); err != nil {
+		return fmt.Errorf("build the fixture: %v\n%s", err, out)
+	}
+	for _, x := range builds {
+		dir := filepath.Join(x.home, ".config", "mcpx")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
 		}
-		for _, x := range []*build{a, b} {
-			dir := filepath.Join(x.home, ".config", "mcpx")
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return err
-			}
-			if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(strings.ReplaceAll(config, "{fixture}", fixture)), 0o600); err != nil {
-				return err
-			}
+		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(strings.ReplaceAll(config, "{fixture}", fixture)), 0o600); err != nil {
+			return err
 		}
 	}
-	defer func() {
-		for _, x := range []*build{a, b} {
-			_, _ = x.exec("stop")
-		}
-	}()
+	return nil
+}
+
+// warmUp reads the servers (with a config), runs the command 20 times with
+// each build (A's first starts the daemon both use with -daemon same),
+// and with request finds each daemon's socket and sends it 200 times. It
+// returns what to time and its name.
+func warmUp(builds []*build, args []string, config, request string) (func(*build) (time.Duration, error), string, error) {
 	if config != "" {
-		for _, x := range []*build{a, b} {
+		for _, x := range builds {
 			if _, err := x.exec("refresh"); err != nil {
-				return err
+				return nil, "", err
 			}
 		}
 	}
-	// A's first command starts the daemon both use (-daemon same).
-	for _, x := range []*build{a, b} {
+	for _, x := range builds {
 		for range 20 {
 			if _, err := x.exec(args...); err != nil {
-				return err
+				return nil, "", err
 			}
 		}
 	}
-	measure := func(x *build) (time.Duration, error) { return x.exec(args...) }
-	what := fmt.Sprintf("mcpx %v", args)
-	if request != "" {
-		for _, x := range []*build{a, b} {
-			if x.socket, err = x.daemonSocket(); err != nil {
-				return err
-			}
-			for range 200 {
-				if _, err := x.post(request); err != nil {
-					return err
-				}
+	if request == "" {
+		return func(x *build) (time.Duration, error) { return x.exec(args...) }, fmt.Sprintf("mcpx %v", args), nil
+	}
+	for _, x := range builds {
+		var err error
+		if x.socket, err = x.daemonSocket(); err != nil {
+			return nil, "", err
+		}
+		for range 200 {
+			if _, err := x.post(request); err != nil {
+				return nil, "", err
 			}
 		}
-		measure = func(x *build) (time.Duration, error) { return x.post(request) }
-		what = "POST /v1/call " + request + " on a new connection"
 	}
+	return func(x *build) (time.Duration, error) { return x.post(request) }, "POST /v1/call " + request + " on a new connection", nil
+}
+
+// interleave times n rounds, each build once per round, in alternating
+// order.
+func interleave(builds []*build, n int, measure func(*build) (time.Duration, error)) error {
 	for i := range n {
-		order := []*build{a, b}
+		order := builds
 		if i%2 == 1 {
-			order = []*build{b, a}
+			order = []*build{builds[1], builds[0]}
 		}
 		for _, x := range order {
 			d, err := measure(x)
@@ -159,10 +192,6 @@ func run(revA, revB string, args []string, n int, ownDaemons bool, request, conf
 			x.times = append(x.times, d)
 		}
 	}
-	ma, mb := median(a.times), median(b.times)
-	fmt.Printf("%s, %d interleaved rounds, daemon %s\n", what, n, map[bool]string{false: "shared (A's)", true: "one per build"}[ownDaemons])
-	fmt.Printf("A %-20s median %.3f ms\n", revA, ms(ma))
-	fmt.Printf("B %-20s median %.3f ms  (%+.1f %%)\n", revB, ms(mb), 100*(ms(mb)-ms(ma))/ms(ma))
 	return nil
 }
 

@@ -97,3 +97,40 @@ func TestConfigImport(t *testing.T) {
 		t.Errorf("unknown host: %s", r)
 	}
 }
+
+// config add, import and remove keep every comment and the file's layout:
+// the comment on the last entry's line stays on it, a CRLF file stays
+// CRLF, and removing what was added gives back the file byte for byte.
+func TestConfigEditsKeepCommentsAndLayout(t *testing.T) {
+	mem := npmBin(t, "mcp-server-memory")
+	e := NewEnv(t)
+	orig := strings.ReplaceAll("// before\n{\n  \"mcpServers\": {\n    // about keep\n    \"keep\": {\"command\": \"true\" /* inside */}, // kept\n    \"last\": {\"command\": \"true\"} // last\n    // after the entries\n  }\n}\n// after\n", "\n", "\r\n")
+	cfg := e.WriteFile(filepath.Join(e.Work, ".mcpx.json"), orig)
+	e.WriteUntrusted(filepath.Join(e.Home, ".cursor", "mcp.json"), fmt.Sprintf(`{"mcpServers": {"c1": {"command": %s}, "c2": {"command": %s}}}`, jsonString(mem), jsonString(mem)))
+	e.MustOK("config", "add", "fx", "--", fixtureBin)
+	e.MustOK("config", "import", "cursor")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	for _, want := range []string{"// before\r\n", "    // about keep\r\n", `"keep": {"command": "true" /* inside */}, // kept` + "\r\n",
+		`"last": {"command": "true"}, // last` + "\r\n", "    // after the entries\r\n  }\r\n}\r\n// after\r\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the edited file lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Count(got, "\n") != strings.Count(got, "\r\n") {
+		t.Errorf("a line of the CRLF file ends in a bare LF:\n%q", got)
+	}
+	if i, j, k := strings.Index(got, `"fx"`), strings.Index(got, `"c1"`), strings.Index(got, "// after the entries"); !(strings.Index(got, "// last") < i && i < j && j < k) {
+		t.Errorf("new entries are not after the last one and before the comments that end the map:\n%s", got)
+	}
+	e.MustOK("call", "fx.echo", "text=x")
+	for _, name := range []string{"c2", "fx", "c1"} {
+		e.MustOK("config", "remove", name)
+	}
+	if b, _ := os.ReadFile(cfg); string(b) != orig {
+		t.Errorf("removing what was added did not give the file back:\n%q\nwant\n%q", b, orig)
+	}
+}

@@ -130,7 +130,9 @@ func TestElicitOnTerminal(t *testing.T) {
 	}
 
 	opened := filepath.Join(e.Root, "opened")
-	browser := e.WriteUntrusted("browser.sh", "#!/bin/sh\necho \"$1\" >> "+opened+"\n")
+	// A browser slower to start than mcpx is to exit still opens the page:
+	// the terminal's hang-up must not reach it.
+	browser := e.WriteUntrusted("browser.sh", "#!/bin/sh\nsleep 0.5\necho \"$1\" >> "+opened+"\n")
 	if err := os.Chmod(browser, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,6 +29,13 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		// Every test here builds and drives the binaries against real
+		// servers: minutes, not what -short is for. scripts/test runs them.
+		fmt.Println("tests/e2e: skipped with -short (end-to-end tests; scripts/test runs them)")
+		os.Exit(0)
+	}
 	os.Exit(run(m))
 }
 

@@ -128,37 +128,11 @@ func TestSquattedFallbackDirectories(t *testing.T) {
 			env, taken := tc.victim(e)
 			asUID(t, setpriv, otherUID, "mkdir", "-m", "777", taken)
 
-			r := runAs(t, e, env, "", -1, "call", "demo.echo", "text=hi")
-			if r.Code != 0 || r.Stdout != "hi" {
-				t.Fatalf("the victim's call with %s taken:\n%s", taken, r)
-			}
-			notes := 0
-			for _, line := range strings.Split(r.Stderr, "\n") {
-				if strings.Contains(line, taken+" ") {
-					notes++
-				}
-			}
-			if notes != 1 || !strings.Contains(r.Stderr, "uid "+strconv.Itoa(otherUID)) {
-				t.Fatalf("want one note naming %s and uid %d:\n%s", taken, otherUID, r)
-			}
-			var st struct {
-				Socket struct{ Path string } `json:"socket"`
-			}
-			r = runAs(t, e, env, "", -1, "--json", "status")
-			if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &st) != nil {
-				t.Fatalf("status:\n%s", r)
-			}
-			sockDir := filepath.Dir(st.Socket.Path)
-			t.Cleanup(func() { os.RemoveAll(sockDir) })
-			if sockDir == taken || !strings.HasPrefix(sockDir, taken+"-") {
-				t.Fatalf("socket %s, want a private directory beside %s", st.Socket.Path, taken)
-			}
-			if fi, err := os.Lstat(sockDir); err != nil || fi.Mode().Perm() != 0o700 || fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
-				t.Fatalf("%s: %v %v", sockDir, fi, err)
-			}
+			checkFallbackNote(t, e, env, taken)
+			checkPrivateSocketDir(t, e, env, taken)
 			// Once: later commands use the same directory and say nothing.
 			for range 2 {
-				if r = runAs(t, e, env, "", -1, "call", "demo.echo", "text=again"); r.Code != 0 || r.Stdout != "again" || strings.Contains(r.Stderr, taken) {
+				if r := runAs(t, e, env, "", -1, "call", "demo.echo", "text=again"); r.Code != 0 || r.Stdout != "again" || strings.Contains(r.Stderr, taken) {
 					t.Fatalf("a later call:\n%s", r)
 				}
 			}
@@ -167,10 +141,50 @@ func TestSquattedFallbackDirectories(t *testing.T) {
 			if ents, err := os.ReadDir(taken); err != nil || len(ents) != 0 {
 				t.Fatalf("%s holds %v (%v)", taken, ents, err)
 			}
-			if r = runAs(t, e, env, "", -1, "stop"); r.Code != 0 {
+			if r := runAs(t, e, env, "", -1, "stop"); r.Code != 0 {
 				t.Fatalf("stop:\n%s", r)
 			}
 		})
+	}
+}
+
+// checkFallbackNote: with taken held by another user, the victim's first
+// call works and says so in one note naming the directory and its owner.
+func checkFallbackNote(t *testing.T, e *Env, env []string, taken string) {
+	t.Helper()
+	r := runAs(t, e, env, "", -1, "call", "demo.echo", "text=hi")
+	if r.Code != 0 || r.Stdout != "hi" {
+		t.Fatalf("the victim's call with %s taken:\n%s", taken, r)
+	}
+	notes := 0
+	for _, line := range strings.Split(r.Stderr, "\n") {
+		if strings.Contains(line, taken+" ") {
+			notes++
+		}
+	}
+	if notes != 1 || !strings.Contains(r.Stderr, "uid "+strconv.Itoa(otherUID)) {
+		t.Fatalf("want one note naming %s and uid %d:\n%s", taken, otherUID, r)
+	}
+}
+
+// checkPrivateSocketDir: the victim's socket is in a directory of its own
+// beside taken, 0700 and the victim's.
+func checkPrivateSocketDir(t *testing.T, e *Env, env []string, taken string) {
+	t.Helper()
+	var st struct {
+		Socket struct{ Path string } `json:"socket"`
+	}
+	r := runAs(t, e, env, "", -1, "--json", "status")
+	if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &st) != nil {
+		t.Fatalf("status:\n%s", r)
+	}
+	sockDir := filepath.Dir(st.Socket.Path)
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	if sockDir == taken || !strings.HasPrefix(sockDir, taken+"-") {
+		t.Fatalf("socket %s, want a private directory beside %s", st.Socket.Path, taken)
+	}
+	if fi, err := os.Lstat(sockDir); err != nil || fi.Mode().Perm() != 0o700 || fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
+		t.Fatalf("%s: %v %v", sockDir, fi, err)
 	}
 }
 

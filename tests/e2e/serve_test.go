@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -141,12 +142,14 @@ func running(e *Env) []string {
 }
 
 type toolList struct {
-	Tools []struct {
-		Name         string          `json:"name"`
-		Annotations  map[string]any  `json:"annotations"`
-		InputSchema  json.RawMessage `json:"inputSchema"`
-		OutputSchema json.RawMessage `json:"outputSchema"`
-	} `json:"tools"`
+	Tools []toolInfo `json:"tools"`
+}
+
+type toolInfo struct {
+	Name         string          `json:"name"`
+	Annotations  map[string]any  `json:"annotations"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
 }
 
 type toolResult struct {
@@ -332,24 +335,36 @@ func TestServeSearchMode(t *testing.T) {
 	}
 }
 
-// --ns limits what is served; -C picks the directory whose config is served.
+// --ns limits what is served (one namespace alone under its server's own
+// names); -C picks the directory whose config is served.
 func TestServeNamespacesAndDirectory(t *testing.T) {
 	e := NewEnv(t)
 	serveConfig(t, e)
-	r := sdkClient(t, e, map[string]any{"args": []string{"-C", e.Work, "serve", "--ns", "demo"}, "cwd": e.Root, "steps": []map[string]any{
-		{"op": "listTools"}, {"op": "listPrompts"},
+	r := sdkClient(t, e, map[string]any{"args": []string{"-C", e.Work, "serve", "--ns", "demo,everything"}, "cwd": e.Root, "steps": []map[string]any{
+		{"op": "listTools"},
+	}})
+	for _, want := range []string{"demo.echo", "everything.echo"} {
+		if !slices.ContainsFunc(decodeAs[toolList](t, r.step(t, 0)).Tools, func(tl toolInfo) bool { return tl.Name == want }) {
+			t.Errorf("--ns demo,everything lacks %s", want)
+		}
+	}
+	r = sdkClient(t, e, map[string]any{"args": []string{"-C", e.Work, "serve", "--ns", "demo"}, "cwd": e.Root, "steps": []map[string]any{
+		{"op": "listTools"}, {"op": "listPrompts"}, {"op": "call", "name": "echo", "arguments": map[string]any{"text": "own name"}},
 	}})
 	tools := decodeAs[toolList](t, r.step(t, 0))
 	if len(tools.Tools) == 0 {
 		t.Fatal("--ns demo serves no tools")
 	}
 	for _, tl := range tools.Tools {
-		if !strings.HasPrefix(tl.Name, "demo.") {
-			t.Errorf("--ns demo serves %s", tl.Name)
+		if strings.Contains(tl.Name, ".") {
+			t.Errorf("--ns demo serves %s, want the server's own names", tl.Name)
 		}
 	}
-	if res := string(r.step(t, 1)); strings.Contains(res, "everything.") {
+	if res := string(r.step(t, 1)); strings.Contains(res, "args-prompt") {
 		t.Errorf("--ns demo serves everything's prompts: %s", res)
+	}
+	if got := decodeAs[toolResult](t, r.step(t, 2)); got.IsError || !strings.Contains(got.text(), "own name") {
+		t.Errorf("echo under its own name: %+v", got)
 	}
 	if r := e.Mcpx("serve", "--ns", "nope"); r.Code != 2 || !strings.Contains(r.Stderr, "nope") {
 		t.Errorf("--ns of an unknown namespace: %s", r)
@@ -365,19 +380,21 @@ func TestServeHTTP(t *testing.T) {
 	}
 
 	addr := freeAddr(t)
-	srv := startServe(t, e, "--http", addr)
-	_ = srv
-	r := sdkClient(t, e, map[string]any{"transport": "http", "url": "http://" + addr + "/mcp", "steps": discoverySteps})
+	startServe(t, e, "--http", addr)
+	key := serveKeyOf(t, e)
+	// The key as a bearer token.
+	r := sdkClient(t, e, map[string]any{"transport": "http", "url": "http://" + addr + "/mcp", "headers": keyHeader(t, e), "steps": discoverySteps})
 	checkDiscovery(t, r)
 	if procs := running(e); len(procs) != 0 {
 		t.Fatalf("listing started processes: %v", procs)
 	}
-	r = sdkClient(t, e, map[string]any{"transport": "http", "url": "http://" + addr + "/mcp", "steps": callSteps})
+	// The key in the URL.
+	r = sdkClient(t, e, map[string]any{"transport": "http", "url": "http://" + addr + "/mcp?key=" + key, "steps": callSteps})
 	checkCalls(t, r, 0)
 
 	// Bad input over HTTP: a body that is not JSON is a JSON-RPC parse
 	// error, and the server keeps serving.
-	resp, err := http.Post("http://"+addr+"/mcp", "application/json", strings.NewReader("{not json"))
+	resp, err := http.Post("http://"+addr+"/mcp?key="+key, "application/json", strings.NewReader("{not json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +404,7 @@ func TestServeHTTP(t *testing.T) {
 		t.Errorf("malformed JSON over HTTP: %d %s", resp.StatusCode, body)
 	}
 	// A page that rebinds its own name to 127.0.0.1 is refused by Host.
-	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp?key="+key, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	req.Host = "attacker.example"
 	req.Header.Set("Content-Type", "application/json")
 	if resp, err := http.DefaultClient.Do(req); err != nil {
@@ -398,10 +415,25 @@ func TestServeHTTP(t *testing.T) {
 			t.Errorf("a foreign Host header got %d, want 403", resp.StatusCode)
 		}
 	}
-	r = sdkClient(t, e, map[string]any{"transport": "http", "url": "http://" + addr + "/mcp", "steps": []map[string]any{{"op": "listTools"}}})
+	r = sdkClient(t, e, map[string]any{"transport": "http", "url": "http://" + addr + "/mcp", "headers": keyHeader(t, e), "steps": []map[string]any{{"op": "listTools"}}})
 	if len(decodeAs[toolList](t, r.step(t, 0)).Tools) == 0 {
 		t.Error("no tools after bad input")
 	}
+}
+
+// serveKeyOf is e's serve key, made by the first `serve --http`.
+func serveKeyOf(t *testing.T, e *Env) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.Home, ".local", "state", "mcpx", "serve.key"))
+	if err != nil {
+		t.Fatalf("the serve key: %v", err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// keyHeader carries e's serve key as a bearer token.
+func keyHeader(t *testing.T, e *Env) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + serveKeyOf(t, e)}
 }
 
 func freeAddr(t *testing.T) string {
@@ -640,6 +672,6 @@ func TestServeForwardsProgressAndLogs(t *testing.T) {
 	t.Run("http", func(t *testing.T) {
 		addr := freeAddr(t)
 		startServe(t, e, "--http", addr)
-		checkForwarded(t, sdkClient(t, e, map[string]any{"transport": "http", "url": "http://" + addr + "/mcp", "steps": forwardSteps}))
+		checkForwarded(t, sdkClient(t, e, map[string]any{"transport": "http", "url": "http://" + addr + "/mcp", "headers": keyHeader(t, e), "steps": forwardSteps}))
 	})
 }

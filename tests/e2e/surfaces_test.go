@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -111,62 +112,96 @@ func TestSurfacesAgree(t *testing.T) {
 	if r := e.MustOK("call", "demo.echo", "text=x"); r.Stdout != "x" {
 		t.Fatalf("echo: %s", r)
 	}
-
-	// The truth, recomputed from the files.
-	getenv := e.getenv()
-	cfg, err := config.LoadDir(e.Work, getenv, mcpxdBin)
+	want := recompute(t, e, cfgPath)
+	paths, err := config.DefaultPaths(e.getenv())
 	if err != nil {
 		t.Fatal(err)
 	}
-	realCfg, _ := filepath.EvalSymlinks(cfgPath)
-	wantKey := string(config.KeyOf([]string{realCfg}))
-	if string(cfg.DaemonKey()) != wantKey {
-		t.Fatalf("LoadDir key %s, KeyOf %s", cfg.DaemonKey(), wantKey)
-	}
-	wantSchema := string(cfg.SchemaHash())
-	wantServer := map[string]string{} // name → serverHash
-	serverHashes := map[string]bool{}
-	for name, s := range cfg.Servers {
-		wantServer[name] = string(s.Hash())
-		serverHashes[string(s.Hash())] = true
-	}
-	paths, err := config.DefaultPaths(getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := config.DaemonKey(wantKey)
-
-	var surfaces []surface
-	read := func(name, path string) []byte {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		surfaces = append(surfaces, decode(t, name, data))
-		return data
-	}
-	read("info file", paths.Info(key))
-	read("key record", paths.KeyRecord(key))
-	read("runtime key record", paths.RuntimeKeyRecord(key))
-	validateAgainst(t, "info-file.schema.json", paths.Info(key))
-	validateAgainst(t, "key-record.schema.json", paths.KeyRecord(key))
-	validateAgainst(t, "key-record.schema.json", paths.RuntimeKeyRecord(key))
-
+	key := config.DaemonKey(want.key)
 	info, err := api.ReadInfo(paths.Info(key))
 	if err != nil {
 		t.Fatal(err)
 	}
+	surfaces := fileSurfaces(t, paths, key)
+	surfaces = append(surfaces, socketSurfaces(t, e, info.Socket)...)
+	surfaces = append(surfaces, cacheSurfaces(t, paths)...)
+	seen := identities(t, surfaces)
+	checkIdentities(t, seen, want)
+	checkStatusServerHashes(t, info.Socket, want.server)
+	if t.Failed() {
+		for k, v := range seen {
+			t.Logf("%s: %v", k, v)
+		}
+	}
+}
+
+// identityTruth is what the identities must be, recomputed from the
+// config files.
+type identityTruth struct {
+	key, schema string
+	server      map[string]string // name → serverHash
+	file        string            // the config file, resolved
+}
+
+func recompute(t *testing.T, e *Env, cfgPath string) identityTruth {
+	t.Helper()
+	cfg, err := config.LoadDir(e.Work, e.getenv(), mcpxdBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	realCfg, _ := filepath.EvalSymlinks(cfgPath)
+	want := identityTruth{key: string(config.KeyOf([]string{realCfg})), schema: string(cfg.SchemaHash()), server: map[string]string{}, file: realCfg}
+	if string(cfg.DaemonKey()) != want.key {
+		t.Fatalf("LoadDir key %s, KeyOf %s", cfg.DaemonKey(), want.key)
+	}
+	for name, s := range cfg.Servers {
+		want.server[name] = string(s.Hash())
+	}
+	return want
+}
+
+// fileSurfaces are the info file and the key records, each also checked
+// against its JSON Schema in docs/schemas.
+func fileSurfaces(t *testing.T, paths config.Paths, key config.DaemonKey) []surface {
+	t.Helper()
+	var out []surface
+	for _, f := range []struct{ name, path, schema string }{
+		{"info file", paths.Info(key), "info-file.schema.json"},
+		{"key record", paths.KeyRecord(key), "key-record.schema.json"},
+		{"runtime key record", paths.RuntimeKeyRecord(key), "key-record.schema.json"},
+	} {
+		data, err := os.ReadFile(f.path)
+		if err != nil {
+			t.Fatalf("%s: %v", f.name, err)
+		}
+		out = append(out, decode(t, f.name, data))
+		validateAgainst(t, f.schema, f.path)
+	}
+	return out
+}
+
+// socketSurfaces are the daemon's routes and the CLI's --json documents.
+func socketSurfaces(t *testing.T, e *Env, socket string) []surface {
+	t.Helper()
+	var out []surface
 	for _, route := range []string{api.PathStatus, api.PathResolve + "?dir=" + url.QueryEscape(e.Work), api.PathNamespaces} {
-		code, body := unixGet(t, info.Socket, route)
+		code, body := unixGet(t, socket, route)
 		if code != http.StatusOK {
 			t.Fatalf("GET %s: %d %s", route, code, body)
 		}
-		surfaces = append(surfaces, decode(t, "GET "+route, body))
+		out = append(out, decode(t, "GET "+route, body))
 	}
 	for _, args := range [][]string{{"status"}, {"daemons"}, {"resolve"}, {"ls"}} {
 		r := e.MustOK(append([]string{"--json"}, args...)...)
-		surfaces = append(surfaces, decode(t, "mcpx --json "+strings.Join(args, " "), []byte(r.Stdout)))
+		out = append(out, decode(t, "mcpx --json "+strings.Join(args, " "), []byte(r.Stdout)))
 	}
+	return out
+}
+
+// cacheSurfaces are the schema refs (each named by the serverHash it
+// holds) and the snapshots they point to.
+func cacheSurfaces(t *testing.T, paths config.Paths) []surface {
+	t.Helper()
 	refs, _ := filepath.Glob(filepath.Join(paths.Schemas(), "*.json"))
 	if len(refs) == 0 {
 		t.Fatalf("no schema refs under %s", paths.Schemas())
@@ -175,8 +210,13 @@ func TestSurfacesAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var out []surface
 	for _, p := range refs {
-		data := read("cache ref "+filepath.Base(p), p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, decode(t, "cache ref "+filepath.Base(p), data))
 		var ref cache.Ref
 		if err := json.Unmarshal(data, &ref); err != nil {
 			t.Fatal(err)
@@ -188,9 +228,15 @@ func TestSurfacesAgree(t *testing.T) {
 		if err != nil {
 			t.Fatalf("snapshot of %s: %v", p, err)
 		}
-		surfaces = append(surfaces, decode(t, "snapshot "+ref.Digest.Short(), snap))
+		out = append(out, decode(t, "snapshot "+ref.Digest.Short(), snap))
 	}
+	return out
+}
 
+// identities collects every identity of the surfaces by name ("daemonKey"
+// → "SURFACE.path=value" entries); a configHash anywhere is an error.
+func identities(t *testing.T, surfaces []surface) map[string][]string {
+	t.Helper()
 	seen := map[string][]string{}
 	for _, s := range surfaces {
 		found := map[string][]string{}
@@ -205,51 +251,57 @@ func TestSurfacesAgree(t *testing.T) {
 			}
 		}
 	}
+	return seen
+}
+
+// checkIdentities: every identity agrees with the truth, and every surface
+// that should name the key and the schema hash does.
+func checkIdentities(t *testing.T, seen map[string][]string, want identityTruth) {
+	t.Helper()
 	for _, en := range seen["daemonKey"] {
-		if value(en) != wantKey {
-			t.Errorf("daemonKey %s, want %s (recomputed from %s)", en, wantKey, realCfg)
+		if value(en) != want.key {
+			t.Errorf("daemonKey %s, want %s (recomputed from %s)", en, want.key, want.file)
 		}
 	}
 	for _, en := range seen["schemaHash"] {
-		if value(en) != wantSchema {
-			t.Errorf("schemaHash %s, want %s (recomputed)", en, wantSchema)
+		if value(en) != want.schema {
+			t.Errorf("schemaHash %s, want %s (recomputed)", en, want.schema)
 		}
 	}
 	for _, en := range seen["serverHash"] {
-		if !serverHashes[value(en)] {
-			t.Errorf("serverHash %s is no server's Hash() (%v)", en, wantServer)
+		if !slices.Contains(slices.Collect(maps.Values(want.server)), value(en)) {
+			t.Errorf("serverHash %s is no server's Hash() (%v)", en, want.server)
 		}
 	}
-	// Every surface that should name the key does.
-	for _, name := range []string{"info file", "key record", "GET /v1/status", "mcpx --json status", "mcpx --json daemons", "mcpx --json resolve"} {
-		if !slices.ContainsFunc(seen["daemonKey"], func(en string) bool { return strings.HasPrefix(en, name+".") }) {
-			t.Errorf("%s has no daemonKey", name)
+	for id, names := range map[string][]string{
+		"daemonKey":  {"info file", "key record", "GET /v1/status", "mcpx --json status", "mcpx --json daemons", "mcpx --json resolve"},
+		"schemaHash": {"info file", "GET /v1/status", "mcpx --json resolve"},
+	} {
+		for _, name := range names {
+			if !slices.ContainsFunc(seen[id], func(en string) bool { return strings.HasPrefix(en, name+".") }) {
+				t.Errorf("%s has no %s", name, id)
+			}
 		}
 	}
-	for _, name := range []string{"info file", "GET /v1/status", "mcpx --json resolve"} {
-		if !slices.ContainsFunc(seen["schemaHash"], func(en string) bool { return strings.HasPrefix(en, name+".") }) {
-			t.Errorf("%s has no schemaHash", name)
-		}
-	}
-	// Namespaces name their own server's hash, not just any.
+}
+
+// checkStatusServerHashes: /v1/status names each namespace with its own
+// server's hash, not just any.
+func checkStatusServerHashes(t *testing.T, socket string, want map[string]string) {
+	t.Helper()
 	var st api.Status
-	_, body := unixGet(t, info.Socket, api.PathStatus)
+	_, body := unixGet(t, socket, api.PathStatus)
 	json.Unmarshal(body, &st)
 	var got []string
 	for _, ns := range st.Namespaces {
 		got = append(got, ns.Name)
-		if ns.ServerHash != wantServer[ns.Name] {
-			t.Errorf("/v1/status namespace %s: serverHash %s, want %s", ns.Name, ns.ServerHash, wantServer[ns.Name])
+		if ns.ServerHash != want[ns.Name] {
+			t.Errorf("/v1/status namespace %s: serverHash %s, want %s", ns.Name, ns.ServerHash, want[ns.Name])
 		}
 	}
 	sort.Strings(got)
 	if strings.Join(got, ",") != "demo,other" {
 		t.Errorf("/v1/status namespaces %v", got)
-	}
-	if t.Failed() {
-		for k, v := range seen {
-			t.Logf("%s: %v", k, v)
-		}
 	}
 }
 

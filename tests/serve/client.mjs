@@ -7,7 +7,7 @@
 // plan: {
 //   "transport": "stdio" | "http",
 //   "command": "...", "args": [...], "cwd": "...", "env": {...},   // stdio
-//   "url": "http://127.0.0.1:PORT/mcp",                             // http
+//   "url": "http://127.0.0.1:PORT/mcp", "headers": {...},           // http
 //   "elicit": "accept" | "decline" | undefined,  // declare elicitation and answer so
 //   "steps": [ {"op": "listTools"} | {"op": "call", "name", "arguments"} |
 //              {"op": "listResources"} | {"op": "listResourceTemplates"} |
@@ -54,7 +54,7 @@ if (plan.elicit) {
 
 let transport;
 if (plan.transport === "http") {
-  transport = new StreamableHTTPClientTransport(new URL(plan.url));
+  transport = new StreamableHTTPClientTransport(new URL(plan.url), { requestInit: { headers: plan.headers || {} } });
 } else {
   transport = new StdioClientTransport({
     command: plan.command,

@@ -9,12 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
 
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/internal/owner"
 )
 
 // Record is what mcpx keeps for one server after a login: the tokens and
@@ -93,19 +93,15 @@ func (s *FileStore) path(h config.ServerHash) (string, error) {
 	return filepath.Join(s.Dir, string(h)+".json"), nil
 }
 
-// ErrUnsafe marks a token file or directory that mcpx refuses to trust.
+// ErrUnsafe marks a token file or directory that mcpx refuses to trust
+// (the kind of an *owner.Error).
 var ErrUnsafe = errors.New("unsafe permissions")
 
-// checkOwned refuses fi unless the user owns it and no one else may write
-// it (mask adds the bits others must not have).
-func checkOwned(path string, fi fs.FileInfo, mask fs.FileMode) error {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return fmt.Errorf("%s: %w: owned by uid %d, not by you (uid %d)", path, ErrUnsafe, st.Uid, os.Getuid())
-	}
-	if fi.Mode().Perm()&mask != 0 {
-		return fmt.Errorf("%s: %w: mode %04o (want no bits of %04o)", path, ErrUnsafe, fi.Mode().Perm(), mask)
-	}
-	return nil
+// owned is the rule for the store: the user's own, and no bits of deny
+// for anyone else (the directory: not writable by others; a token file:
+// not readable either).
+func owned(what string, deny fs.FileMode) owner.Rule {
+	return owner.Rule{User: os.Getuid(), Deny: deny, What: what, Kind: ErrUnsafe}
 }
 
 // Load implements Store.
@@ -114,37 +110,21 @@ func (s *FileStore) Load(h config.ServerHash) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	di, err := os.Lstat(s.Dir)
+	err = owned("token directory", 0o022).CheckDir(s.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("token store: %w", err)
 	}
-	if !di.IsDir() {
-		return nil, fmt.Errorf("token store: %s is not a directory", s.Dir)
-	}
-	if err := checkOwned(s.Dir, di, 0o022); err != nil {
-		return nil, fmt.Errorf("token store: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := owned("token file", 0o077).Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("token store: open %s: %w", path, err)
+		return nil, fmt.Errorf("token store: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("token store: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("token store: %s is not a regular file", path)
-	}
-	if err := checkOwned(path, fi, 0o077); err != nil {
-		return nil, fmt.Errorf("token store: %w", err)
-	}
 	var r Record
 	if err := json.NewDecoder(f).Decode(&r); err != nil {
 		// Never quote the content: it holds tokens.
@@ -165,12 +145,11 @@ func (s *FileStore) Save(r *Record) error {
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return fmt.Errorf("token store: %w", err)
 	}
-	di, err := os.Lstat(s.Dir)
-	if err != nil {
-		return fmt.Errorf("token store: %w", err)
-	}
-	if err := checkOwned(s.Dir, di, 0o077); err != nil {
-		if di.Mode().Perm()&0o077 == 0 || os.Chmod(s.Dir, 0o700) != nil {
+	if err := owned("token directory", 0o077).CheckDir(s.Dir); err != nil {
+		// A directory of ours that others may enter is closed; anything
+		// else is refused.
+		var refused *owner.Error
+		if !errors.As(err, &refused) || refused.Problem != owner.OpenToOthers || os.Chmod(s.Dir, 0o700) != nil {
 			return fmt.Errorf("token store: %w", err)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 )
 
@@ -111,14 +110,4 @@ func readResults(dir, prefix string) (map[string][]check, error) {
 		return nil, fmt.Errorf("read results under %s: %w", dir, err)
 	}
 	return out, nil
-}
-
-// sortedOutcomes orders outcomes by scenario name.
-func sortedOutcomes(m map[string]outcome) []outcome {
-	out := make([]outcome, 0, len(m))
-	for _, o := range m {
-		out = append(out, o)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Scenario < out[j].Scenario })
-	return out
 }

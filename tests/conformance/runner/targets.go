@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -74,8 +72,11 @@ const (
 
 // startServe runs `mcpx serve --http` for a hermetic user whose config
 // has one stdio server, conf, which is the conformance fixture, and
-// returns the URL of the endpoint. Requests carry the serve key
-// (?key=…) when serve keeps one at $XDG_STATE_HOME/mcpx/serve.key.
+// returns the URL of the endpoint. serve runs with --no-key: the suites'
+// raw-HTTP scenarios (the SEP-2243 header checks) send the URL's path
+// alone, so neither ?key= nor a header could carry the serve key, and a
+// 401 would hide what they test. The key is tested in tests/e2e
+// (servekey_test.go).
 func startServe(mcpx, fixture string, ep serveEndpoint, logPath string) (*target, error) {
 	u, err := newUser("mxs")
 	if err != nil {
@@ -85,7 +86,13 @@ func startServe(mcpx, fixture string, ep serveEndpoint, logPath string) (*target
 		u.close(mcpx)
 		return nil, err
 	}
-	if err := u.writeConfig(map[string]any{"conf": map[string]any{"command": fixture, "args": []string{"--conformance"}}}); err != nil {
+	// The fixture's tools carry mcp-go's default annotations, which say
+	// destructive; the suites' hosts cannot confirm a call the way serve
+	// asks (docs/serve.md), so this user allows them, as a user would
+	// for a server they trust.
+	conf := map[string]any{"command": fixture, "args": []string{"--conformance"},
+		"mcpx": map[string]any{"policy": map[string]any{"destructive": "allow"}}}
+	if err := u.writeConfig(map[string]any{"conf": conf}); err != nil {
 		return fail(err)
 	}
 	logf, err := os.Create(logPath)
@@ -103,7 +110,7 @@ func startServe(mcpx, fixture string, ep serveEndpoint, logPath string) (*target
 		logf.Close()
 		return fail(err)
 	}
-	cmd := exec.Command(mcpx, "serve", "--http", addr)
+	cmd := exec.Command(mcpx, "serve", "--http", addr, "--no-key")
 	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = u.environ(), u.home, logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()
@@ -133,11 +140,7 @@ func startServe(mcpx, fixture string, ep serveEndpoint, logPath string) (*target
 	if ep == endpointAggregate {
 		path = "/mcp"
 	}
-	target := &target{URL: "http://" + addr + path, stop: stop}
-	if key, err := os.ReadFile(filepath.Join(u.env["XDG_STATE_HOME"], "mcpx", "serve.key")); err == nil {
-		target.URL += "?key=" + url.QueryEscape(strings.TrimSpace(string(key)))
-	}
-	return target, nil
+	return &target{URL: "http://" + addr + path, stop: stop}, nil
 }
 
 // freeAddr returns a loopback address with a port nothing listens on.

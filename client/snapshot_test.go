@@ -53,8 +53,8 @@ func TestSnapshotKeepsRecordsCurrent(t *testing.T) {
 	}
 	prepared()
 	time.Sleep(2100 * time.Millisecond) // the records settle (config's settleTime)
-	c := prepared()                     // checks them, and remembers their stamps
-	c = prepared()
+	prepared()                          // checks them, and remembers their stamps
+	c := prepared()
 	if c.snap.FromSources() {
 		t.Fatal("the configuration was read from its sources again")
 	}

@@ -30,9 +30,6 @@ type loadCtx struct {
 	paths  []string   // every path looked at, present or not
 	lists  []string   // directories whose entries were read
 	procs  []procInput
-	// unstampable says why the result cannot be snapshotted (an input
-	// that stamps cannot describe), or "".
-	unstampable string
 }
 
 type fileRead struct {
@@ -95,13 +92,6 @@ func (lc *loadCtx) list(dir string) {
 func (lc *loadCtx) proc(pid int, start uint64, alive bool) {
 	if lc != nil && lc.record {
 		lc.procs = append(lc.procs, procInput{pid, start, alive})
-	}
-}
-
-// cannotStamp marks the load as one a snapshot cannot describe.
-func (lc *loadCtx) cannotStamp(why string) {
-	if lc != nil && lc.unstampable == "" {
-		lc.unstampable = why
 	}
 }
 

@@ -118,9 +118,8 @@ func stampOf(st *syscall.Stat_t) stamp {
 
 func timespecNs(ts syscall.Timespec) int64 { return ts.Sec*1e9 + ts.Nsec }
 
-func (s stamp) isDir() bool     { return s.mode&syscall.S_IFMT == syscall.S_IFDIR }
-func (s stamp) isLink() bool    { return s.mode&syscall.S_IFMT == syscall.S_IFLNK }
-func (s stamp) isRegular() bool { return s.mode&syscall.S_IFMT == syscall.S_IFREG }
+func (s stamp) isDir() bool  { return s.mode&syscall.S_IFMT == syscall.S_IFDIR }
+func (s stamp) isLink() bool { return s.mode&syscall.S_IFMT == syscall.S_IFLNK }
 
 // settled reports whether s was last changed more than settleTime before
 // start.
@@ -373,9 +372,6 @@ func snapshotName(abs, self, exe string, getenv Getenv) string {
 // stampLoad stamps what the load lc consulted. why says why it cannot be
 // snapshotted, or "".
 func stampLoad(lc *loadCtx, start time.Time) (d snapshotData, why string) {
-	if lc.unstampable != "" {
-		return d, lc.unstampable
-	}
 	if home := lc.getenv("HOME"); !filepath.IsAbs(home) {
 		return d, "HOME is not an absolute path"
 	}

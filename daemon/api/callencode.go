@@ -44,6 +44,7 @@ func AppendCallRequest(b []byte, r *CallRequest) ([]byte, error) {
 	b = appendTrue(b, "noValidate", r.NoValidate)
 	b = appendTrue(b, "raw", r.Raw)
 	b = appendTrue(b, "stream", r.Stream)
+	b = appendTrue(b, "noStatus", r.NoStatus)
 	b = appendNonEmpty(b, "session", r.Session)
 	b = appendNonEmpty(b, "cwd", r.Cwd)
 	b = appendTrue(b, "confirmed", r.Confirmed)

@@ -251,7 +251,7 @@ func DecodeCallRequest(data []byte) (*CallRequest, error) {
 }
 
 var (
-	callRequestFields = []string{"namespace", "tool", "arguments", "pairs", "noValidate", "raw", "stream", "session", "cwd", "confirmed", "task", "detach", "elicit"}
+	callRequestFields = []string{"namespace", "tool", "arguments", "pairs", "noValidate", "raw", "stream", "noStatus", "session", "cwd", "confirmed", "task", "detach", "elicit"}
 	argPairFields     = []string{"key", "value", "json"}
 )
 
@@ -288,6 +288,8 @@ func readCallRequest(s string, r *CallRequest) error {
 			return readBool(v, &r.Raw)
 		case "stream":
 			return readBool(v, &r.Stream)
+		case "noStatus":
+			return readBool(v, &r.NoStatus)
 		case "session":
 			return readString(v, &r.Session)
 		case "cwd":

@@ -541,34 +541,8 @@ func npmBinIfInstalled(name string) (string, bool) {
 	return p, true
 }
 
-type benchRow struct {
-	name, command string
-	d             time.Duration
-	baselines     []string
-	value         string // a row that is not a duration (RSS, throughput)
-}
-
 func medianOf(ds []time.Duration) time.Duration {
 	ds = slices.Clone(ds)
-	slices.Sort(ds)
-	return ds[len(ds)/2]
-}
-
-// median runs f n times and returns the median wall time.
-func median(n int, f func()) time.Duration {
-	return medianAfter(n, func() {}, f)
-}
-
-// medianAfter runs setup then f, n times, and returns the median wall time
-// of f alone.
-func medianAfter(n int, setup, f func()) time.Duration {
-	var ds []time.Duration
-	for range n {
-		setup()
-		start := time.Now()
-		f()
-		ds = append(ds, time.Since(start))
-	}
 	slices.Sort(ds)
 	return ds[len(ds)/2]
 }

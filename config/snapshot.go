@@ -112,8 +112,9 @@ type stamp struct {
 }
 
 func stampOf(st *syscall.Stat_t) stamp {
+	mtime, ctime := statTimes(st)
 	return stamp{dev: uint64(st.Dev), ino: uint64(st.Ino), mode: uint32(st.Mode), uid: st.Uid, size: st.Size,
-		mtime: timespecNs(st.Mtim), ctime: timespecNs(st.Ctim)}
+		mtime: timespecNs(mtime), ctime: timespecNs(ctime)}
 }
 
 func timespecNs(ts syscall.Timespec) int64 { return ts.Sec*1e9 + ts.Nsec }

@@ -22,6 +22,13 @@ import (
 // it. Load gives such an entry a Problem and Self, so it is listed as
 // skipped and never started.
 
+// EnvDaemonPid is set, in the environment of every stdio server a daemon
+// starts, to that daemon's pid, and `mcpx serve` refuses to run where it is
+// set: that serve would be mcpx serving itself through a command Load cannot
+// see through (`env mcpx serve`, `sh -c 'mcpx serve'`, a link to mcpx under
+// another name), each round of listing adding a prefix to every tool.
+const EnvDaemonPid = "MCPX_DAEMON_PID"
+
 // ServeRecord is what a running `mcpx serve --http` records in
 // Paths.ServeRecords(): its pid (with start time, so a reused pid is not
 // taken for it) and the address it listens on.

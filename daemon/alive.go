@@ -48,7 +48,10 @@ func takeAlive(path string, wait time.Duration) (*flock.Flock, error) {
 // it is removed or replaced (someone deleted it; the listener itself still
 // works but nobody can reach it), the daemon binds the path again and
 // serves on both, so no second daemon is needed. If another process
-// answers on the path now, this daemon exits instead.
+// answers on the path now, this daemon exits instead. It checks the info
+// file as often: a file removed within a second of the last request's
+// check (keepInfo) is written again without waiting for another request,
+// since `mcpx status` and `mcpx stop` send none.
 func (d *daemon) keepSocket(ctx context.Context, srv *http.Server) {
 	ino := func() uint64 {
 		fi, err := os.Lstat(d.socket)
@@ -69,6 +72,7 @@ func (d *daemon) keepSocket(ctx context.Context, srv *http.Server) {
 		}
 		now := ino()
 		if now != 0 && now == bound {
+			d.repairInfo()
 			continue
 		}
 		ln, err := bind(d.socket)

@@ -16,7 +16,9 @@ import (
 // file on the first request after infoCheckEvery has passed since the last
 // check — most requests pay one atomic load — and rewrites a missing or
 // foreign one before it answers. Re-binding a removed socket (alive.go)
-// checks at once.
+// checks at once, and the socket watch checks it every SocketCheck too, so
+// a file removed right after a check is not left missing until some later
+// request.
 
 // infoCheckEvery is the shortest time between two checks of the info file.
 const infoCheckEvery = time.Second

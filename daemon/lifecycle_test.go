@@ -180,6 +180,26 @@ func TestInfoFile(t *testing.T) {
 	}
 }
 
+// An info file removed right after a request's check, with no request
+// after it (`mcpx status` and `mcpx stop` send none), is written again by
+// the socket watch (#18 row 11).
+func TestInfoFileRestoredWithoutARequest(t *testing.T) {
+	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@"}}}`)
+	d := w.start(func(o *Options) { o.SocketCheck = 50 * time.Millisecond })
+	d.mustOK(http.MethodGet, api.PathHealth, nil, nil)
+	path := w.paths.Info(d.key)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the removed info file to be written again", func() bool {
+		info, err := config.ReadInfo(path)
+		return err == nil && info.Pid == os.Getpid() && info.Socket == d.sock
+	})
+	if !strings.Contains(d.logs.String(), "was removed; rewrote it") {
+		t.Errorf("the log does not say the info file was rewritten:\n%s", d.logs.String())
+	}
+}
+
 func TestShutdownRoute(t *testing.T) {
 	w := newWorld(t, `{"mcpServers": {"a": {"command": "@FIXTURE@"}}}`)
 	d := w.start()

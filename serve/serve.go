@@ -153,6 +153,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			return exitUsage
 		}
 	}
+	if pid := os.Getenv(config.EnvDaemonPid); pid != "" {
+		fmt.Fprintf(stderr, "mcpx: serve is refused here: this process runs as a server of mcpx's own daemon (pid %s, %s), and mcpx never serves itself. Remove this entry from the config mcpx reads; register `mcpx serve` only in the hosts that use mcpx (docs/serve.md).\n", pid, config.EnvDaemonPid)
+		return exitUsage
+	}
 	o.Log = log.New(stderr, "mcpx serve: ", 0)
 	if p := os.Getenv("MCPX_SERVE_CPUPROFILE"); p != "" {
 		// Profiling on demand (docs/performance.md): serve's CPU profile,

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -127,12 +128,14 @@ func groupGone(pgid int) bool {
 }
 
 // processEnv is the child's environment: base (the captured caller
-// environment) with the server's env block on top, in a stable order.
+// environment) with the server's env block on top, in a stable order, and
+// config.EnvDaemonPid naming this daemon last (whatever base or the block
+// said), so an `mcpx serve` anywhere below the server refuses to run.
 func processEnv(base []string, extra map[string]string) []string {
-	env := make([]string, 0, len(base)+len(extra))
+	env := make([]string, 0, len(base)+len(extra)+1)
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, over := extra[k]; !over {
+		if _, over := extra[k]; !over && k != config.EnvDaemonPid {
 			env = append(env, kv)
 		}
 	}
@@ -142,9 +145,11 @@ func processEnv(base []string, extra map[string]string) []string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		env = append(env, k+"="+extra[k])
+		if k != config.EnvDaemonPid {
+			env = append(env, k+"="+extra[k])
+		}
 	}
-	return env
+	return append(env, config.EnvDaemonPid+"="+strconv.Itoa(os.Getpid()))
 }
 
 // lookPath finds command the way a shell with env's PATH would. A name with

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"io"
 	"os"
+	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -165,5 +167,16 @@ func TestUnreadSince(t *testing.T) {
 	}
 	if !cw.unreadSince(before) {
 		t.Fatal("a failed write must count as unread")
+	}
+}
+
+// Every stdio server learns the daemon's pid in config.EnvDaemonPid, over
+// whatever the captured environment or the entry's env said, so an
+// `mcpx serve` below a server refuses to run (mcpx never serves itself).
+func TestProcessEnvNamesTheDaemon(t *testing.T) {
+	env := processEnv([]string{"A=1", config.EnvDaemonPid + "=1"}, map[string]string{"B": "2", config.EnvDaemonPid: "3"})
+	want := []string{"A=1", "B=2", config.EnvDaemonPid + "=" + strconv.Itoa(os.Getpid())}
+	if !reflect.DeepEqual(env, want) {
+		t.Errorf("processEnv = %q, want %q", env, want)
 	}
 }

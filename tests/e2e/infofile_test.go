@@ -70,6 +70,18 @@ func TestInfoFileKeptTrue(t *testing.T) {
 		seesDaemon("after the info file was " + what)
 	}
 
+	// Removed right after a request, and no request after it: status and
+	// stop send none, so the daemon restores the file on its own.
+	e.MustOK("call", "demo.echo", "text=last")
+	if err := os.Remove(info); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 30*time.Second, "status to find the daemon with no request after the removal", func() bool {
+		var st statusDoc
+		e.JSON(&st, "status")
+		return st.Service.State == "running" && st.Service.PID == pid
+	})
+
 	if r := e.MustOK("stop"); !strings.Contains(r.Stdout+r.Stderr, "stopped daemon") {
 		t.Fatalf("stop did not find the daemon:\n%s", r)
 	}

@@ -63,6 +63,20 @@ func TestMcpxNeverServesItself(t *testing.T) {
 		t.Errorf("doctor: %s", r)
 	}
 
+	// An entry Load cannot see through (a shell running mcpx serve) is
+	// started, and that serve refuses to run under the daemon: the entry
+	// fails with serve's sentence, and no tool of mcpx's own is listed.
+	e.WriteUntrusted(cursor, `{"mcpServers": {"shell": {"command": "sh", "args": ["-c", "exec mcpx serve"]}}}`)
+	if r := e.Mcpx("refresh", "shell"); r.Code == 0 {
+		t.Errorf("refresh of sh -c 'mcpx serve': %s", r)
+	}
+	e.JSON(&ns, "ls")
+	for _, n := range ns.Namespaces {
+		if n.Name == "shell" && (n.Tools != 0 || !strings.Contains(n.Error, "serve is refused here")) {
+			t.Errorf("ls: sh -c 'mcpx serve': %+v", n)
+		}
+	}
+
 	// The URL of the user's own `mcpx serve --http`.
 	addr := freeAddr(t)
 	srv := startServe(t, e, "--http", addr)

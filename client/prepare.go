@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
-	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/owner"
 )
 
@@ -125,11 +124,11 @@ func (c *Client) writeKeyRecord() error {
 	if err := owner.CheckDir(c.paths.State); err != nil {
 		return fmt.Errorf("write key record %s: %w", path, err)
 	}
-	if rec, err := api.ReadKeyRecord(path); err == nil && slices.Equal(rec.Configs, configs) {
+	if rec, err := config.ReadKeyRecord(path); err == nil && slices.Equal(rec.Configs, configs) {
 		return nil
 	}
-	rec := api.KeyRecord{DaemonKey: string(c.key), Configs: configs, CreatedAt: time.Now().UTC()}
-	if err := api.WriteJSONAtomic(path, rec, 0o600); err != nil {
+	rec := config.KeyRecord{DaemonKey: string(c.key), Configs: configs, CreatedAt: time.Now().UTC()}
+	if err := config.WriteJSONAtomic(path, rec, 0o600); err != nil {
 		return fmt.Errorf("write key record %s: %w", path, err)
 	}
 	return nil
@@ -146,17 +145,17 @@ func (c *Client) writeRuntimeKeyRecord() error {
 	if configs == nil {
 		configs = []string{}
 	}
-	store := c.getenv(api.EnvTokenStore)
-	if !slices.Contains(api.TokenStores, store) {
-		return &ConfigError{fmt.Errorf("%s=%q: want auto, keyring or file", api.EnvTokenStore, store)}
+	store := c.getenv(config.EnvTokenStore)
+	if !slices.Contains(config.TokenStores, store) {
+		return &ConfigError{fmt.Errorf("%s=%q: want auto, keyring or file", config.EnvTokenStore, store)}
 	}
-	if rec, err := api.ReadKeyRecord(path); err == nil && slices.Equal(rec.Configs, configs) &&
+	if rec, err := config.ReadKeyRecord(path); err == nil && slices.Equal(rec.Configs, configs) &&
 		rec.StateDir == c.paths.State && rec.CacheDir == c.paths.Cache && rec.DaemonKey == string(c.key) && rec.TokenStore == store {
 		return nil
 	}
-	rec := api.KeyRecord{DaemonKey: string(c.key), Configs: configs, CreatedAt: time.Now().UTC(),
+	rec := config.KeyRecord{DaemonKey: string(c.key), Configs: configs, CreatedAt: time.Now().UTC(),
 		StateDir: c.paths.State, CacheDir: c.paths.Cache, TokenStore: store}
-	if err := api.WriteJSONAtomic(path, rec, 0o600); err != nil {
+	if err := config.WriteJSONAtomic(path, rec, 0o600); err != nil {
 		return fmt.Errorf("write key record %s: %w", path, err)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/resolve"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -71,14 +72,14 @@ func daemonsCommand(a *App) *ucli.Command {
 			}
 			doc := daemonsDoc{}
 			if cmd.Bool("prune") {
-				removed, err := api.Prune(l.paths)
+				removed, err := resolve.Prune(l.paths)
 				if err != nil {
 					return err
 				}
 				removed = nonNilStrings(removed)
 				doc.Pruned = &removed
 			}
-			keys, err := api.ListKeys(l.paths)
+			keys, err := resolve.ListKeys(l.paths)
 			if err != nil {
 				return err
 			}
@@ -103,7 +104,7 @@ func daemonsCommand(a *App) *ucli.Command {
 
 // mergeDaemons joins what the files say (keys) with what the service
 // manager says (states), one entry per key, sorted by key.
-func mergeDaemons(keys []api.KeyInfo, states []service.State, manager string, paths config.Paths) []daemonEntry {
+func mergeDaemons(keys []resolve.KeyInfo, states []service.State, manager string, paths config.Paths) []daemonEntry {
 	byKey := map[string]*daemonEntry{}
 	var order []string
 	entry := func(k string) *daemonEntry {

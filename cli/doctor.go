@@ -15,7 +15,6 @@ import (
 
 	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"
-	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/owner"
 	"github.com/mcpx-dev/mcpx/internal/proc"
 	"github.com/mcpx-dev/mcpx/internal/version"
@@ -137,7 +136,7 @@ func (a *App) doctor(ctx context.Context, cmd *ucli.Command) doctorDoc {
 	// The running daemon's build.
 	if cfg != nil {
 		doctorDaemonBuild(add, l, cfg.DaemonKey())
-		if info, err := api.ReadInfo(l.paths.Info(cfg.DaemonKey())); err == nil {
+		if info, err := config.ReadInfo(l.paths.Info(cfg.DaemonKey())); err == nil {
 			doctorInstances(ctx, add, info)
 		}
 	}
@@ -171,7 +170,7 @@ type addFunc func(name, status, format string, args ...any)
 // than the mcpxd this mcpx starts (an upgrade not yet taken up: the next
 // command that reaches it has it drain and exit).
 func doctorDaemonBuild(add addFunc, l *local, key config.DaemonKey) {
-	info, err := api.ReadInfo(l.paths.Info(key))
+	info, err := config.ReadInfo(l.paths.Info(key))
 	if err != nil || !proc.Alive(info.Pid) || info.Binary == "" {
 		return
 	}

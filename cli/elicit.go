@@ -342,46 +342,62 @@ func parseField(f api.ElicitField, s string) (any, error) {
 		}
 		return nil, errors.New("answer y or n")
 	case "array":
-		var out []string
-		for _, part := range strings.Split(s, ",") {
-			c, err := choice(f, strings.TrimSpace(part))
-			if err != nil {
-				return nil, err
-			}
-			if !slices.Contains(out, c) {
-				out = append(out, c)
-			}
-		}
-		if f.MinLen != nil && len(out) < *f.MinLen {
-			return nil, fmt.Errorf("choose at least %d", *f.MinLen)
-		}
-		if f.MaxLen != nil && len(out) > *f.MaxLen {
-			return nil, fmt.Errorf("choose at most %d", *f.MaxLen)
-		}
-		return out, nil
+		return parseChoices(f, s)
 	}
 	if len(f.Choices) > 0 {
 		return choice(f, s)
 	}
 	switch f.Type {
 	case "integer", "number":
-		x, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return nil, errors.New("not a number")
-		}
-		if f.Type == "integer" {
-			if _, err := strconv.ParseInt(s, 10, 64); err != nil {
-				return nil, errors.New("not a whole number")
-			}
-		}
-		if f.Minimum != nil && x < *f.Minimum {
-			return nil, fmt.Errorf("at least %s", num(*f.Minimum))
-		}
-		if f.Maximum != nil && x > *f.Maximum {
-			return nil, fmt.Errorf("at most %s", num(*f.Maximum))
-		}
-		return json.Number(s), nil
+		return parseNumber(f, s)
 	}
+	return parseString(f, s)
+}
+
+// parseChoices reads a comma-separated answer to an array field f.
+func parseChoices(f api.ElicitField, s string) (any, error) {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		c, err := choice(f, strings.TrimSpace(part))
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	if f.MinLen != nil && len(out) < *f.MinLen {
+		return nil, fmt.Errorf("choose at least %d", *f.MinLen)
+	}
+	if f.MaxLen != nil && len(out) > *f.MaxLen {
+		return nil, fmt.Errorf("choose at most %d", *f.MaxLen)
+	}
+	return out, nil
+}
+
+// parseNumber reads an answer to an integer or number field f.
+func parseNumber(f api.ElicitField, s string) (any, error) {
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return nil, errors.New("not a number")
+	}
+	if f.Type == "integer" {
+		if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+			return nil, errors.New("not a whole number")
+		}
+	}
+	if f.Minimum != nil && x < *f.Minimum {
+		return nil, fmt.Errorf("at least %s", num(*f.Minimum))
+	}
+	if f.Maximum != nil && x > *f.Maximum {
+		return nil, fmt.Errorf("at most %s", num(*f.Maximum))
+	}
+	return json.Number(s), nil
+}
+
+// parseString reads an answer to a string field f: its length, and its
+// format where it has one.
+func parseString(f api.ElicitField, s string) (any, error) {
 	n := len([]rune(s))
 	if f.MinLen != nil && n < *f.MinLen {
 		return nil, fmt.Errorf("at least %d characters", *f.MinLen)

@@ -120,7 +120,7 @@ func (a *App) target(cmd *ucli.Command, l *local) (*target, error) {
 	}
 	t := &target{dir: dir, configs: nonNilStrings(sources), key: config.KeyOf(sources)}
 	t.socket = l.paths.Socket(t.key)
-	if info, err := api.ReadInfo(l.paths.Info(t.key)); err == nil && info.Socket != "" && info.Running() {
+	if info, err := config.ReadInfo(l.paths.Info(t.key)); err == nil && info.Socket != "" && info.Running() {
 		t.socket = info.Socket
 	}
 	if s := a.Getenv("MCPX_SOCKET"); s != "" {

@@ -13,12 +13,13 @@ import (
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/testkit"
+	"github.com/mcpx-dev/mcpx/resolve"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
 func TestMergeDaemons(t *testing.T) {
 	paths := config.Paths{Runtime: "/run/u/mcpx"}
-	keys := []api.KeyInfo{
+	keys := []resolve.KeyInfo{
 		{DaemonKey: "aaaaaaaaaaaa", State: api.DaemonRunning, Pid: 10, Manager: "direct", Configs: []string{"/p/.mcpx.json"}, Socket: "/override.sock", ConfigsExist: true},
 		{DaemonKey: "bbbbbbbbbbbb", State: api.DaemonStale, Pid: 11, Configs: []string{"/q/.mcp.json"}, Socket: "/run/u/mcpx/bbbbbbbbbbbb.sock", ConfigsExist: false},
 		{DaemonKey: "builtin", State: api.DaemonStopped, Socket: "/run/u/mcpx/builtin.sock", ConfigsExist: true},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/proc"
 )
@@ -35,7 +36,7 @@ func (a *App) noteInstances(nss []api.Namespace) {
 
 // doctorInstances adds a warning per instanceNotes sentence of the daemon
 // the info file names, if it runs (asked without activating anything).
-func doctorInstances(ctx context.Context, add addFunc, info *api.InfoFile) {
+func doctorInstances(ctx context.Context, add addFunc, info *config.InfoFile) {
 	if info == nil || info.Socket == "" || !proc.Alive(info.Pid) {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	ucli "github.com/urfave/cli/v3"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/resolve"
 )
 
 func init() { register(resolveCommand) }
@@ -55,8 +56,8 @@ func resolveCommand(a *App) *ucli.Command {
 			if m, err := a.detect(ctx, l); err == nil {
 				manager = m.Name()
 			}
-			r, err := api.ResolveDirWith(dir, l.paths, withoutOverrides(a.Getenv), api.ResolveOptions{Self: l.self, Manager: manager})
-			var de *api.DirError
+			r, err := resolve.DirWith(dir, l.paths, withoutOverrides(a.Getenv), resolve.Options{Self: l.self, Manager: manager})
+			var de *resolve.DirError
 			if errors.As(err, &de) {
 				return &exitError{code: ExitUsage, kind: codeUsage, msg: sentence(de.Error())}
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/resolve"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -30,7 +31,7 @@ func (a *App) everyDaemon(ctx context.Context, m service.Manager) ([]stopTarget,
 	if err != nil {
 		return nil, fmt.Errorf("list daemons: %w", err)
 	}
-	keys, err := api.ListKeys(l.paths)
+	keys, err := resolve.ListKeys(l.paths)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/config"
 )
 
 // The shell's MCPX_TOKEN_STORE goes into the runtime key record, where a
@@ -27,7 +27,7 @@ func TestRuntimeKeyRecordCarriesTheTokenStore(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct{ value, want string }{{"keyring", "keyring"}, {"", ""}, {"file", "file"}} {
-		env[api.EnvTokenStore] = tc.value
+		env[config.EnvTokenStore] = tc.value
 		c, err := New(Options{Dir: filepath.Join(base, "work"), Getenv: func(k string) string { return env[k] }, Self: "/bin/true"})
 		if err != nil {
 			t.Fatal(err)
@@ -35,12 +35,12 @@ func TestRuntimeKeyRecordCarriesTheTokenStore(t *testing.T) {
 		if err := c.prepare(); err != nil {
 			t.Fatal(err)
 		}
-		rec, err := api.ReadKeyRecord(c.paths.RuntimeKeyRecord(c.key))
+		rec, err := config.ReadKeyRecord(c.paths.RuntimeKeyRecord(c.key))
 		if err != nil || rec.TokenStore != tc.want {
 			t.Fatalf("MCPX_TOKEN_STORE=%q: record %+v, %v", tc.value, rec, err)
 		}
 	}
-	env[api.EnvTokenStore] = "vault"
+	env[config.EnvTokenStore] = "vault"
 	c, err := New(Options{Dir: filepath.Join(base, "work"), Getenv: func(k string) string { return env[k] }, Self: "/bin/true"})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
-	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/owner"
 )
 
@@ -25,9 +24,9 @@ func (c *Client) prepare() error {
 }
 
 func (c *Client) writeRecords() error {
-	store := c.getenv(api.EnvTokenStore)
-	if !slices.Contains(api.TokenStores, store) {
-		return &ConfigError{fmt.Errorf("%s=%q: want auto, keyring or file", api.EnvTokenStore, store)}
+	store := c.getenv(config.EnvTokenStore)
+	if !slices.Contains(config.TokenStores, store) {
+		return &ConfigError{fmt.Errorf("%s=%q: want auto, keyring or file", config.EnvTokenStore, store)}
 	}
 	env := c.brief.CaptureEnv(c.lookupEnv)
 	// What each file should hold, as a digest: the files are read only
@@ -162,11 +161,11 @@ func (c *Client) writeKeyRecord() error {
 	if err := owner.CheckDir(c.paths.State); err != nil {
 		return fmt.Errorf("write key record %s: %w", path, err)
 	}
-	if rec, err := api.ReadKeyRecord(path); err == nil && slices.Equal(rec.Configs, configs) {
+	if rec, err := config.ReadKeyRecord(path); err == nil && slices.Equal(rec.Configs, configs) {
 		return nil
 	}
-	rec := api.KeyRecord{DaemonKey: string(c.key), Configs: configs, CreatedAt: time.Now().UTC()}
-	if err := api.WriteJSONAtomic(path, rec, 0o600); err != nil {
+	rec := config.KeyRecord{DaemonKey: string(c.key), Configs: configs, CreatedAt: time.Now().UTC()}
+	if err := config.WriteJSONAtomic(path, rec, 0o600); err != nil {
 		return fmt.Errorf("write key record %s: %w", path, err)
 	}
 	return nil
@@ -180,13 +179,13 @@ func (c *Client) writeKeyRecord() error {
 func (c *Client) writeRuntimeKeyRecord(store string) error {
 	path := c.paths.RuntimeKeyRecord(c.key)
 	configs := c.configs()
-	if rec, err := api.ReadKeyRecord(path); err == nil && slices.Equal(rec.Configs, configs) &&
+	if rec, err := config.ReadKeyRecord(path); err == nil && slices.Equal(rec.Configs, configs) &&
 		rec.StateDir == c.paths.State && rec.CacheDir == c.paths.Cache && rec.DaemonKey == string(c.key) && rec.TokenStore == store {
 		return nil
 	}
-	rec := api.KeyRecord{DaemonKey: string(c.key), Configs: configs, CreatedAt: time.Now().UTC(),
+	rec := config.KeyRecord{DaemonKey: string(c.key), Configs: configs, CreatedAt: time.Now().UTC(),
 		StateDir: c.paths.State, CacheDir: c.paths.Cache, TokenStore: store}
-	if err := api.WriteJSONAtomic(path, rec, 0o600); err != nil {
+	if err := config.WriteJSONAtomic(path, rec, 0o600); err != nil {
 		return fmt.Errorf("write key record %s: %w", path, err)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/proc"
 )
@@ -148,7 +149,7 @@ func orDefault(d, def time.Duration) time.Duration {
 // the process table tell it.
 func (c *Client) unresponsive(silent time.Duration) Unresponsive {
 	u := Unresponsive{Socket: c.socket, Silent: silent}
-	if info, err := api.ReadInfo(c.paths.Info(c.key)); err == nil && info.Running() {
+	if info, err := config.ReadInfo(c.paths.Info(c.key)); err == nil && info.Running() {
 		u.PID = info.Pid
 		u.Stopped = proc.Stopped(info.Pid)
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
-	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
 // With Options.Snapshot a command skips reading the key records and the
@@ -58,7 +57,7 @@ func TestSnapshotKeepsRecordsCurrent(t *testing.T) {
 	if c.snap.FromSources() {
 		t.Fatal("the configuration was read from its sources again")
 	}
-	st := c.getenv(api.EnvTokenStore)
+	st := c.getenv(config.EnvTokenStore)
 	if !c.snap.Unchanged(c.paths.EnvFile(c.key), envDigest(c.brief.CaptureEnv(c.lookupEnv))) ||
 		!c.snap.Unchanged(c.paths.RuntimeKeyRecord(c.key), digest(append([]string{string(c.key), c.paths.State, c.paths.Cache, st}, c.configs()...)...)) ||
 		!c.snap.Unchanged(c.paths.KeyRecord(c.key), digest(c.configs()...)) {
@@ -73,12 +72,12 @@ func TestSnapshotKeepsRecordsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	c = prepared()
-	if _, err := api.ReadKeyRecord(c.paths.RuntimeKeyRecord(c.key)); err != nil {
+	if _, err := config.ReadKeyRecord(c.paths.RuntimeKeyRecord(c.key)); err != nil {
 		t.Fatalf("a removed runtime key record was not written again: %v", err)
 	}
-	env[api.EnvTokenStore] = "file"
+	env[config.EnvTokenStore] = "file"
 	c = prepared()
-	if rec, err := api.ReadKeyRecord(c.paths.RuntimeKeyRecord(c.key)); err != nil || rec.TokenStore != "file" {
+	if rec, err := config.ReadKeyRecord(c.paths.RuntimeKeyRecord(c.key)); err != nil || rec.TokenStore != "file" {
 		t.Fatalf("a changed token store did not reach the runtime key record: %+v, %v", rec, err)
 	}
 }

@@ -347,77 +347,83 @@ func (d *doc) parseBlock(n *node, server string, top bool) (optLayer, error) {
 		if !slices.Contains(accepted, k.name) {
 			return l, d.unknownKey(k, where, accepted)
 		}
-		key := "mcpx." + k.name
-		var err error
-		switch k.name {
-		case "sharing":
-			l.sharing, err = d.enum(v, server, key, sharingValues)
-		case "scope":
-			l.scope, err = d.enum(v, server, key, scopeValues)
-		case "max":
-			var x int
-			if err = d.decode(v, server, key, "a whole number", &x); err == nil {
-				if x < 1 {
-					err = d.errAt(v.start, ErrInvalidValue, "%s: %d is not accepted (accepted: a whole number of at least 1)", d.subject(server, key), x)
-				}
-				l.max = &x
-			}
-		case "maxMessageBytes":
-			var x int64
-			if err = d.decode(v, server, key, "a whole number", &x); err == nil {
-				if x < 1024 {
-					err = d.errAt(v.start, ErrInvalidValue, "%s: %d is not accepted (accepted: a whole number of bytes, at least 1024)", d.subject(server, key), x)
-				}
-				l.maxMessage = &x
-			}
-		case "idleTimeout":
-			l.idle, err = d.duration(v, server, key)
-		case "callTimeout":
-			l.call, err = d.duration(v, server, key)
-		case "startTimeout":
-			l.start, err = d.duration(v, server, key)
-		case "idleExit":
-			l.idleExit, err = d.duration(v, server, key)
-		case "policy":
-			err = d.parsePolicy(v, server, &l)
-		case "auth":
-			l.auth, err = d.parseAuth(v, server)
-		case "cache":
-			err = d.parseCache(v, &l)
-		case "tools", "excludeTools":
-			var pats []string
-			if pats, err = d.patterns(v, server, key); err == nil {
-				if k.name == "tools" {
-					l.tools = &pats
-				} else {
-					l.exclude = &pats
-				}
-			}
-		case "roots":
-			var dirs []string
-			if dirs, err = d.strList(v, server, key); err == nil {
-				for i, dir := range dirs {
-					if strings.TrimSpace(dir) == "" {
-						err = d.errAt(v.elems[i].start, ErrInvalidValue, "%s: an empty path is not accepted (accepted: directories, relative to the entry's project directory or absolute)", d.subject(server, key))
-						break
-					}
-				}
-				l.roots = &dirs
-			}
-		case "description":
-			var s string
-			s, err = d.str(v, server, key)
-			l.description = &s
-		case "disabled":
-			var b bool
-			b, err = d.boolean(v, server, key)
-			l.disabled = &b
-		}
-		if err != nil {
+		if err := d.parseBlockMember(k, server, &l); err != nil {
 			return l, err
 		}
 	}
 	return l, nil
+}
+
+// parseBlockMember reads member k of an mcpx block into l.
+func (d *doc) parseBlockMember(k member, server string, l *optLayer) error {
+	v := k.val
+	key := "mcpx." + k.name
+	var err error
+	switch k.name {
+	case "sharing":
+		l.sharing, err = d.enum(v, server, key, sharingValues)
+	case "scope":
+		l.scope, err = d.enum(v, server, key, scopeValues)
+	case "max":
+		var x int
+		if err = d.decode(v, server, key, "a whole number", &x); err == nil {
+			if x < 1 {
+				err = d.errAt(v.start, ErrInvalidValue, "%s: %d is not accepted (accepted: a whole number of at least 1)", d.subject(server, key), x)
+			}
+			l.max = &x
+		}
+	case "maxMessageBytes":
+		var x int64
+		if err = d.decode(v, server, key, "a whole number", &x); err == nil {
+			if x < 1024 {
+				err = d.errAt(v.start, ErrInvalidValue, "%s: %d is not accepted (accepted: a whole number of bytes, at least 1024)", d.subject(server, key), x)
+			}
+			l.maxMessage = &x
+		}
+	case "idleTimeout":
+		l.idle, err = d.duration(v, server, key)
+	case "callTimeout":
+		l.call, err = d.duration(v, server, key)
+	case "startTimeout":
+		l.start, err = d.duration(v, server, key)
+	case "idleExit":
+		l.idleExit, err = d.duration(v, server, key)
+	case "policy":
+		err = d.parsePolicy(v, server, l)
+	case "auth":
+		l.auth, err = d.parseAuth(v, server)
+	case "cache":
+		err = d.parseCache(v, l)
+	case "tools", "excludeTools":
+		var pats []string
+		if pats, err = d.patterns(v, server, key); err == nil {
+			if k.name == "tools" {
+				l.tools = &pats
+			} else {
+				l.exclude = &pats
+			}
+		}
+	case "roots":
+		var dirs []string
+		if dirs, err = d.strList(v, server, key); err == nil {
+			for i, dir := range dirs {
+				if strings.TrimSpace(dir) == "" {
+					err = d.errAt(v.elems[i].start, ErrInvalidValue, "%s: an empty path is not accepted (accepted: directories, relative to the entry's project directory or absolute)", d.subject(server, key))
+					break
+				}
+			}
+			l.roots = &dirs
+		}
+	case "description":
+		var s string
+		s, err = d.str(v, server, key)
+		l.description = &s
+	case "disabled":
+		var b bool
+		b, err = d.boolean(v, server, key)
+		l.disabled = &b
+	}
+	return err
 }
 
 func (d *doc) parsePolicy(n *node, server string, l *optLayer) error {

@@ -5,7 +5,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/internal/proc"
 	"github.com/mcpx-dev/mcpx/internal/version"
 )
@@ -18,7 +18,7 @@ func (d *daemon) writeInfo() error {
 		return nil
 	}
 	st := d.state.Load()
-	return api.WriteRuntimeJSON(d.opts.Paths.Info(d.opts.Key), api.InfoFile{
+	return config.WriteRuntimeJSON(d.opts.Paths.Info(d.opts.Key), config.InfoFile{
 		DaemonKey:  string(d.opts.Key),
 		SchemaHash: string(st.schemaHash),
 		Socket:     d.socket,
@@ -35,7 +35,7 @@ func (d *daemon) writeInfo() error {
 // removeInfo removes the info file if it is still this daemon's.
 func (d *daemon) removeInfo() {
 	path := d.opts.Paths.Info(d.opts.Key)
-	info, err := api.ReadInfo(path)
+	info, err := config.ReadInfo(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}

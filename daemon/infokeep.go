@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/config"
 )
 
 // Keeping the info file true. `mcpx status` and `mcpx stop` find a
@@ -42,7 +42,7 @@ func (d *daemon) repairInfo() {
 	d.infoMu.Lock()
 	defer d.infoMu.Unlock()
 	path := d.opts.Paths.Info(d.opts.Key)
-	info, err := api.ReadInfo(path)
+	info, err := config.ReadInfo(path)
 	why := ""
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/mcpx-dev/mcpx/config"
-	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/owner"
 )
 
@@ -19,8 +18,8 @@ import (
 // is where the socket is, and the client wrote what it uses there. Without
 // it, the record under the state directory (as the daemon's own
 // environment finds it) is read. The built-in key needs no record.
-func readKeyRecord(paths config.Paths, key config.DaemonKey) (*api.KeyRecord, config.Paths, error) {
-	rec, err := api.ReadKeyRecord(paths.RuntimeKeyRecord(key))
+func readKeyRecord(paths config.Paths, key config.DaemonKey) (*config.KeyRecord, config.Paths, error) {
+	rec, err := config.ReadKeyRecord(paths.RuntimeKeyRecord(key))
 	switch {
 	case err == nil:
 		if rec.DaemonKey != string(key) {
@@ -42,12 +41,12 @@ func readKeyRecord(paths config.Paths, key config.DaemonKey) (*api.KeyRecord, co
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, paths, err
 	case key == config.BuiltinKey:
-		return &api.KeyRecord{DaemonKey: string(key)}, paths, nil
+		return &config.KeyRecord{DaemonKey: string(key)}, paths, nil
 	}
 	if err := owner.CheckDir(paths.State); err != nil {
 		return nil, paths, fmt.Errorf("read key record: %w", err)
 	}
-	rec, err = api.ReadKeyRecord(paths.KeyRecord(key))
+	rec, err = config.ReadKeyRecord(paths.KeyRecord(key))
 	if err != nil {
 		return nil, paths, err
 	}

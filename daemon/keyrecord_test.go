@@ -7,15 +7,14 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
-	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/upstream/auth"
 )
 
 // The token store the client chose in its shell (runtime key record) wins
 // over the daemon's own environment; the state copy never names one.
 func TestKeyRecordCarriesTheTokenStore(t *testing.T) {
-	if api.EnvTokenStore != auth.StoreEnv {
-		t.Fatalf("api.EnvTokenStore %q != auth.StoreEnv %q", api.EnvTokenStore, auth.StoreEnv)
+	if config.EnvTokenStore != auth.StoreEnv {
+		t.Fatalf("config.EnvTokenStore %q != auth.StoreEnv %q", config.EnvTokenStore, auth.StoreEnv)
 	}
 	root := t.TempDir()
 	paths := config.Paths{Runtime: filepath.Join(root, "run"), State: filepath.Join(root, "state")}
@@ -25,15 +24,15 @@ func TestKeyRecordCarriesTheTokenStore(t *testing.T) {
 		}
 	}
 	key := config.DaemonKey("0123456789ab")
-	rec := api.KeyRecord{DaemonKey: string(key), Configs: []string{"/p/.mcpx.json"}, CreatedAt: time.Now(), TokenStore: "file"}
-	if err := api.WriteJSONAtomic(paths.KeyRecord(key), rec, 0o600); err != nil {
+	rec := config.KeyRecord{DaemonKey: string(key), Configs: []string{"/p/.mcpx.json"}, CreatedAt: time.Now(), TokenStore: "file"}
+	if err := config.WriteJSONAtomic(paths.KeyRecord(key), rec, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	got, _, err := readKeyRecord(paths, key)
 	if err != nil || got.TokenStore != "" || len(got.Configs) != 1 {
 		t.Fatalf("from the state copy: %+v, %v; want no token store", got, err)
 	}
-	if err := api.WriteJSONAtomic(paths.RuntimeKeyRecord(key), rec, 0o600); err != nil {
+	if err := config.WriteJSONAtomic(paths.RuntimeKeyRecord(key), rec, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	got, _, err = readKeyRecord(paths, key)

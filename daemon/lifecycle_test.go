@@ -95,7 +95,7 @@ func TestReloadKeepsUnchangedPools(t *testing.T) {
 	if d.namespaces()["a"].Description != "still a" {
 		t.Error("a's new options not applied")
 	}
-	info, err := api.ReadInfo(w.paths.Info(d.key))
+	info, err := config.ReadInfo(w.paths.Info(d.key))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,11 +155,11 @@ func TestInfoFile(t *testing.T) {
 	d := w.start()
 	d.mustOK(http.MethodGet, api.PathHealth, nil, nil)
 	path := w.paths.Info(d.key)
-	info, err := api.ReadInfo(path)
+	info, err := config.ReadInfo(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := api.InfoFile{DaemonKey: string(d.key), SchemaHash: string(w.config().SchemaHash()), Socket: d.sock,
+	want := config.InfoFile{DaemonKey: string(d.key), SchemaHash: string(w.config().SchemaHash()), Socket: d.sock,
 		Pid: os.Getpid(), Manager: "direct", Configs: []string{w.cfgPath}}
 	if info.DaemonKey != want.DaemonKey || info.SchemaHash != want.SchemaHash || info.Socket != want.Socket ||
 		info.Pid != want.Pid || info.Manager != want.Manager || len(info.Configs) != 1 || info.Configs[0] != want.Configs[0] ||
@@ -192,7 +192,7 @@ func TestInfoFileRestoredWithoutARequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the removed info file to be written again", func() bool {
-		info, err := api.ReadInfo(path)
+		info, err := config.ReadInfo(path)
 		return err == nil && info.Pid == os.Getpid() && info.Socket == d.sock
 	})
 	if !strings.Contains(d.logs.String(), "was removed; rewrote it") {
@@ -519,7 +519,7 @@ func TestMainBindsAndExits(t *testing.T) {
 	if err := os.MkdirAll(w.paths.KeysDir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := api.WriteJSONAtomic(w.paths.KeyRecord(key), api.KeyRecord{DaemonKey: string(key), Configs: cfg.Sources}, 0o600); err != nil {
+	if err := config.WriteJSONAtomic(w.paths.KeyRecord(key), config.KeyRecord{DaemonKey: string(key), Configs: cfg.Sources}, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(w.root, "override.sock")
@@ -528,7 +528,7 @@ func TestMainBindsAndExits(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- Main(ctx, key) }()
 	eventually(t, "Main to write its info file", func() bool {
-		info, err := api.ReadInfo(w.paths.Info(key))
+		info, err := config.ReadInfo(w.paths.Info(key))
 		return err == nil && info.Socket == sock && info.Manager == "direct"
 	})
 	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o600 {

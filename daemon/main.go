@@ -15,7 +15,6 @@ import (
 	"github.com/coreos/go-systemd/v22/activation"
 
 	"github.com/mcpx-dev/mcpx/config"
-	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
 // ErrConfig marks errors Main returns for a configuration that cannot work
@@ -91,7 +90,7 @@ func Main(ctx context.Context, key config.DaemonKey) error {
 	})
 }
 
-// withTokenStore is getenv answering store for api.EnvTokenStore when the
+// withTokenStore is getenv answering store for config.EnvTokenStore when the
 // client chose one: the shell's choice reaches a daemon that launchd or
 // systemd started with another environment.
 func withTokenStore(getenv config.Getenv, store string) config.Getenv {
@@ -99,7 +98,7 @@ func withTokenStore(getenv config.Getenv, store string) config.Getenv {
 		return getenv
 	}
 	return func(k string) string {
-		if k == api.EnvTokenStore {
+		if k == config.EnvTokenStore {
 			return store
 		}
 		return getenv(k)

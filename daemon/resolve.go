@@ -7,11 +7,12 @@ import (
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/resolve"
 )
 
 // serveResolve answers GET /v1/resolve?dir=ABS for any directory: which
 // daemon key serves it, its configs, socket, manager and state. The answer
-// is api.ResolveDirWith's (the same document `mcpx resolve` prints): it
+// is resolve.DirWith's (the same document `mcpx resolve` prints): it
 // reads files only, never dials a socket and activates nothing. MCPX_*
 // variables of the daemon's own environment do not influence the answer,
 // and this daemon's own socket is reported only for its own key.
@@ -24,12 +25,12 @@ func (d *daemon) serveResolve(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (d *daemon) resolve(dir string) (*api.Resolve, error) {
-	res, err := api.ResolveDirWith(dir, d.opts.Paths, withoutMCPX(d.getenv), api.ResolveOptions{
+	res, err := resolve.DirWith(dir, d.opts.Paths, withoutMCPX(d.getenv), resolve.Options{
 		Self:    d.opts.Self,
 		Manager: d.opts.Manager,
 	})
 	var (
-		dirErr   *api.DirError
+		dirErr   *resolve.DirError
 		parseErr *config.ParseError
 	)
 	switch {

@@ -44,57 +44,58 @@ func sameWords(s string, candidates []string) string {
 	th := builtin()
 	best, bestW := "", 0.0
 	for _, c := range candidates {
-		// The candidate's terms as a document has them: its words, their
-		// phrases, and wholes of words written in parts; ts are its words.
-		var have, ts []string
-		for _, t := range tokenize(c, nil) {
-			have = append(have, t.term)
-			if !t.whole {
-				ts = append(ts, t.term)
-			}
-		}
-		for i := range ts {
-			if n := th.phraseAt(ts, i); n > 0 {
-				have = append(have, strings.Join(ts[i:i+n], " "))
-			}
-		}
-		used := map[string]bool{}
-		var w float64
-		all := true
-		for _, con := range q.concepts {
-			if con.whole || con.shape {
-				continue
-			}
-			got := 0.0
-			var term string
-			for _, a := range con.alts {
-				if a.weight > got && contains(have, a.term) {
-					got, term = a.weight, a.term
-				}
-			}
-			if got == 0 {
-				all = false
-				break
-			}
-			w += got
-			for _, part := range strings.Fields(term) {
-				used[part] = true
-			}
-			used[term] = true
-		}
-		if !all {
-			continue
-		}
-		for _, t := range ts {
-			if !used[t] {
-				all = false // a word of the candidate s does not have
-			}
-		}
-		if all && w > bestW {
+		if w, ok := matchOneForOne(th, q, c); ok && w > bestW {
 			best, bestW = c, w
 		}
 	}
 	return best
+}
+
+// matchOneForOne reports whether q's words and candidate c's match one for
+// one, and by which weight.
+func matchOneForOne(th *thesaurus, q Query, c string) (float64, bool) {
+	// The candidate's terms as a document has them: its words, their
+	// phrases, and wholes of words written in parts; ts are its words.
+	var have, ts []string
+	for _, t := range tokenize(c, nil) {
+		have = append(have, t.term)
+		if !t.whole {
+			ts = append(ts, t.term)
+		}
+	}
+	for i := range ts {
+		if n := th.phraseAt(ts, i); n > 0 {
+			have = append(have, strings.Join(ts[i:i+n], " "))
+		}
+	}
+	used := map[string]bool{}
+	var w float64
+	for _, con := range q.concepts {
+		if con.whole || con.shape {
+			continue
+		}
+		got := 0.0
+		var term string
+		for _, a := range con.alts {
+			if a.weight > got && contains(have, a.term) {
+				got, term = a.weight, a.term
+			}
+		}
+		if got == 0 {
+			return 0, false
+		}
+		w += got
+		for _, part := range strings.Fields(term) {
+			used[part] = true
+		}
+		used[term] = true
+	}
+	for _, t := range ts {
+		if !used[t] {
+			return 0, false // a word of the candidate s does not have
+		}
+	}
+	return w, true
 }
 
 func contains(list []string, s string) bool {

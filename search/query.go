@@ -48,57 +48,65 @@ var weightValueWord = 0.25
 // (shapeOf), whose own words count little. A word given twice counts once.
 // Whether it is a question (isQuestion) is kept for ranking.
 func ParseQuery(text string) Query {
-	th := builtin()
-	var q Query
-	has := func(key string) bool {
-		return slices.ContainsFunc(q.concepts, func(c concept) bool { return c.alts[0].term == key })
-	}
-	// add adds the concept of term key at weight own, and its thesaurus
-	// entries at their weights times factor.
-	add := func(key, word string, own, factor float64) {
-		if has(key) {
-			return
-		}
-		c := concept{word: word, alts: []alt{{key, own}}}
-		for _, r := range th.alts[key] {
-			c.alts = append(c.alts, alt{r.term, factor * r.weight()})
-		}
-		for _, r := range th.alts[key] {
-			for _, r2 := range th.alts[r.term] {
-				if r2.term != key && !slices.ContainsFunc(c.alts, func(a alt) bool { return a.term == r2.term }) {
-					c.alts = append(c.alts, alt{r2.term, weightSecondHop * factor * r.weight() * r2.weight()})
-				}
-			}
-		}
-		slices.SortStableFunc(c.alts[1:], func(a, b alt) int { return cmp.Compare(b.weight, a.weight) })
-		q.concepts = append(q.concepts, c)
-	}
-	// The query's tokens, each with its weight: 1, less after a
-	// preposition (weightContext), inside a value or a number
-	// (weightValueWord).
-	type weighted struct {
-		token
-		w       float64
-		phrasal bool // a verb and its particle ("set up"): only its thesaurus entries count
-	}
+	b := queryBuilder{th: builtin()}
 	fields := withoutFrames(strings.Fields(text))
-	q.question = isQuestion(fields)
-	var tokens []weighted
-	var kinds []concept
-	var cues []string
+	b.q.question = isQuestion(fields)
+	qw := readQueryWords(b.th, fields)
+	var run []queryToken // words in a row, for phrases
+	for _, t := range qw.tokens {
+		if t.phrasal {
+			b.addRun(run)
+			run = run[:0]
+			b.add(t.term, t.written, 0, t.w) // documents never have it
+			continue
+		}
+		if t.whole {
+			b.addRun(run)
+			run = run[:0]
+			b.add(t.term, t.written, t.w, t.w)
+			if c := &b.q.concepts[len(b.q.concepts)-1]; c.alts[0].term == t.term {
+				c.whole = true
+			}
+			continue
+		}
+		run = append(run, t)
+	}
+	b.addRun(run)
+	for _, cue := range qw.cues {
+		b.add(cue, cue, 0, 1) // documents never have the cue itself
+	}
+	for _, k := range qw.kinds {
+		if !b.has(k.alts[0].term) {
+			b.q.concepts = append(b.q.concepts, k)
+		}
+	}
+	return b.q
+}
+
+// queryToken is one token of a query with its weight: 1, less after a
+// preposition (weightContext), inside a value or a number
+// (weightValueWord).
+type queryToken struct {
+	token
+	w       float64
+	phrasal bool // a verb and its particle ("set up"): only its thesaurus entries count
+}
+
+// queryWords is what ParseQuery reads from a query's words before it
+// builds concepts: the tokens, the kinds of the values, the cues.
+type queryWords struct {
+	tokens []queryToken
+	kinds  []concept
+	cues   []string
+}
+
+// readQueryWords reads a query's words (request frames already removed).
+func readQueryWords(th *thesaurus, fields []string) queryWords {
+	var qw queryWords
 	context := false // after a preposition, in the same clause
 	for i := 0; i < len(fields); i++ {
-		f := fields[i]
 		if n, key := th.phrasalAt(fields, i); n > 0 {
-			w := 1.0
-			if context {
-				w = weightContext
-			}
-			var written []string
-			for _, f := range fields[i : i+n] {
-				written = append(written, normalWord(f))
-			}
-			tokens = append(tokens, weighted{token{term: key, written: strings.Join(written, " ")}, w, true})
+			qw.tokens = append(qw.tokens, phrasalToken(fields[i:i+n], key, context))
 			i += n - 1
 			if last := fields[i]; endsClause(last) {
 				context = false
@@ -107,77 +115,104 @@ func ParseQuery(text string) Query {
 			}
 			continue
 		}
-		lower := strings.ToLower(strings.Trim(f, ",;.:!?\"'()"))
-		if isPreposition(lower) {
-			context = true
+		context = qw.readWord(th, fields[i], context)
+	}
+	return qw
+}
+
+// phrasalToken is the token of a phrasal verb written as fields.
+func phrasalToken(fields []string, key string, context bool) queryToken {
+	w := 1.0
+	if context {
+		w = weightContext
+	}
+	var written []string
+	for _, f := range fields {
+		written = append(written, normalWord(f))
+	}
+	return queryToken{token{term: key, written: strings.Join(written, " ")}, w, true}
+}
+
+// readWord reads one word f of a query, in context or not (after a
+// preposition, in the same clause), and returns whether the next word is.
+func (qw *queryWords) readWord(th *thesaurus, f string, context bool) bool {
+	lower := strings.ToLower(strings.Trim(f, ",;.:!?\"'()"))
+	if isPreposition(lower) {
+		context = true
+	}
+	w := 1.0
+	if context {
+		w = weightContext
+	}
+	if kind := shapeOf(f); kind != "" {
+		w *= weightValueWord
+		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(f), alts: []alt{{kind, weightShape}}, shape: true})
+	} else if isDigits(strings.TrimLeft(lower, "#")) {
+		w *= weightValueWord // a number is an argument: PR 42, the last 20 lines
+	}
+	for _, t := range tokenize(f, nil) {
+		qw.tokens = append(qw.tokens, queryToken{t, w, false})
+	}
+	for _, word := range words(f) {
+		if cue := strings.ToLower(word); stopWords()[cue] && th.alts[cue] != nil {
+			qw.cues = append(qw.cues, cue)
 		}
+	}
+	if lower == "and" || lower == "then" || lower == "or" || endsClause(f) {
+		context = false // a new clause
+	}
+	return context
+}
+
+// queryBuilder builds a Query's concepts from its tokens.
+type queryBuilder struct {
+	th *thesaurus
+	q  Query
+}
+
+func (b *queryBuilder) has(key string) bool {
+	return slices.ContainsFunc(b.q.concepts, func(c concept) bool { return c.alts[0].term == key })
+}
+
+// add adds the concept of term key at weight own, and its thesaurus
+// entries at their weights times factor.
+func (b *queryBuilder) add(key, word string, own, factor float64) {
+	if b.has(key) {
+		return
+	}
+	c := concept{word: word, alts: []alt{{key, own}}}
+	for _, r := range b.th.alts[key] {
+		c.alts = append(c.alts, alt{r.term, factor * r.weight()})
+	}
+	for _, r := range b.th.alts[key] {
+		for _, r2 := range b.th.alts[r.term] {
+			if r2.term != key && !slices.ContainsFunc(c.alts, func(a alt) bool { return a.term == r2.term }) {
+				c.alts = append(c.alts, alt{r2.term, weightSecondHop * factor * r.weight() * r2.weight()})
+			}
+		}
+	}
+	slices.SortStableFunc(c.alts[1:], func(a, b alt) int { return cmp.Compare(b.weight, a.weight) })
+	b.q.concepts = append(b.q.concepts, c)
+}
+
+// addRun adds a run of words in a row: the longest phrases the thesaurus
+// knows as one concept each, the other words one by one.
+func (b *queryBuilder) addRun(run []queryToken) {
+	for i := 0; i < len(run); {
+		terms := make([]string, 0, len(run)-i)
+		for _, t := range run[i:] {
+			terms = append(terms, t.term)
+		}
+		n := max(b.th.phraseAt(terms, 0), 1)
+		var written []string
 		w := 1.0
-		if context {
-			w = weightContext
+		for _, t := range run[i : i+n] {
+			written = append(written, t.written)
+			w = min(w, t.w)
 		}
-		if kind := shapeOf(f); kind != "" {
-			w *= weightValueWord
-			kinds = append(kinds, concept{word: strings.ToLower(f), alts: []alt{{kind, weightShape}}, shape: true})
-		} else if isDigits(strings.TrimLeft(lower, "#")) {
-			w *= weightValueWord // a number is an argument: PR 42, the last 20 lines
-		}
-		for _, t := range tokenize(f, nil) {
-			tokens = append(tokens, weighted{t, w, false})
-		}
-		for _, word := range words(f) {
-			if cue := strings.ToLower(word); stopWords()[cue] && th.alts[cue] != nil {
-				cues = append(cues, cue)
-			}
-		}
-		if lower == "and" || lower == "then" || lower == "or" || endsClause(f) {
-			context = false // a new clause
-		}
+		b.add(strings.Join(terms[:n], " "), strings.Join(written, " "), w, w)
+		i += n
 	}
-	var run []weighted // words in a row, for phrases
-	flush := func() {
-		for i := 0; i < len(run); {
-			terms := make([]string, 0, len(run)-i)
-			for _, t := range run[i:] {
-				terms = append(terms, t.term)
-			}
-			n := max(th.phraseAt(terms, 0), 1)
-			var words []string
-			w := 1.0
-			for _, t := range run[i : i+n] {
-				words = append(words, t.written)
-				w = min(w, t.w)
-			}
-			add(strings.Join(terms[:n], " "), strings.Join(words, " "), w, w)
-			i += n
-		}
-		run = run[:0]
-	}
-	for _, t := range tokens {
-		if t.phrasal {
-			flush()
-			add(t.term, t.written, 0, t.w) // documents never have it
-			continue
-		}
-		if t.whole {
-			flush()
-			add(t.term, t.written, t.w, t.w)
-			if c := &q.concepts[len(q.concepts)-1]; c.alts[0].term == t.term {
-				c.whole = true
-			}
-			continue
-		}
-		run = append(run, t)
-	}
-	flush()
-	for _, cue := range cues {
-		add(cue, cue, 0, 1) // documents never have the cue itself
-	}
-	for _, k := range kinds {
-		if !has(k.alts[0].term) {
-			q.concepts = append(q.concepts, k)
-		}
-	}
-	return q
 }
 
 // isQuestion reports whether a query (its words) asks a question rather

@@ -242,46 +242,7 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 			if j > 0 && a.weight*idf < minAltWeight {
 				continue // a thesaurus entry nearly every tool has says nothing, and would cost a pass over them all
 			}
-			var shared float64 // the instructions' part, the same for every tool
-			if ix.server != nil {
-				if tf, ok := ix.server.find(a.term); ok {
-					shared = fieldNorm(FieldInstructions, tf[FieldInstructions], ix.server.lens[FieldInstructions], st.avg[FieldInstructions])
-				}
-			}
-			postings := ix.postings[a.term]
-			if len(postings) == 0 && shared == 0 {
-				continue
-			}
-			cover := float32(a.weight * float64(strings.Count(a.term, " ")+1))
-			if shared != 0 {
-				sc.tfs = grown(sc.tfs, n)
-			}
-			for _, p := range postings {
-				t := float64(p.weight)
-				c := &sc.cur[p.doc]
-				if c.best == 0 && c.cover == 0 {
-					sc.touched = append(sc.touched, p.doc)
-				}
-				if p.inName {
-					c.cover = max(c.cover, cover)
-				}
-				if shared != 0 {
-					sc.tfs[p.doc] = t
-					continue
-				}
-				c.best = max(c.best, float32(a.weight*idf*t/(bm25K1+t)))
-			}
-			if shared != 0 {
-				// Every tool of the server has the term in its instructions.
-				for d, t := range sc.tfs {
-					t += shared
-					c := &sc.cur[d]
-					if c.best == 0 && c.cover == 0 {
-						sc.touched = append(sc.touched, int32(d))
-					}
-					c.best = max(c.best, float32(a.weight*idf*t/(bm25K1+t)))
-				}
-			}
+			sc.matchAlt(st, ix, a, idf)
 		}
 		for _, d := range sc.touched {
 			c := &sc.cur[d]
@@ -290,6 +251,59 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 			*c = conceptAcc{}
 		}
 	}
+	sc.adjust(ix, q)
+	return sc.acc
+}
+
+// matchAlt keeps in sc.cur, for every tool that has alternative a of the
+// current concept (at idf), a's match if it is the concept's best so far.
+func (sc *scratch) matchAlt(st *stats, ix *Index, a alt, idf float64) {
+	var shared float64 // the instructions' part, the same for every tool
+	if ix.server != nil {
+		if tf, ok := ix.server.find(a.term); ok {
+			shared = fieldNorm(FieldInstructions, tf[FieldInstructions], ix.server.lens[FieldInstructions], st.avg[FieldInstructions])
+		}
+	}
+	postings := ix.postings[a.term]
+	if len(postings) == 0 && shared == 0 {
+		return
+	}
+	cover := float32(a.weight * float64(strings.Count(a.term, " ")+1))
+	if shared != 0 {
+		sc.tfs = grown(sc.tfs, len(ix.docs))
+	}
+	for _, p := range postings {
+		t := float64(p.weight)
+		c := &sc.cur[p.doc]
+		if c.best == 0 && c.cover == 0 {
+			sc.touched = append(sc.touched, p.doc)
+		}
+		if p.inName {
+			c.cover = max(c.cover, cover)
+		}
+		if shared != 0 {
+			sc.tfs[p.doc] = t
+			continue
+		}
+		c.best = max(c.best, float32(a.weight*idf*t/(bm25K1+t)))
+	}
+	if shared == 0 {
+		return
+	}
+	// Every tool of the server has the term in its instructions.
+	for d, t := range sc.tfs {
+		t += shared
+		c := &sc.cur[d]
+		if c.best == 0 && c.cover == 0 {
+			sc.touched = append(sc.touched, int32(d))
+		}
+		c.best = max(c.best, float32(a.weight*idf*t/(bm25K1+t)))
+	}
+}
+
+// adjust applies to the scores in sc.acc what depends on the whole query:
+// a question's penalty on tools that write, and the name's coverage.
+func (sc *scratch) adjust(ix *Index, q Query) {
 	if q.question {
 		for _, w := range ix.writes {
 			sc.acc[w].score *= float32(questionPenalty)
@@ -304,7 +318,6 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 			a.score *= float32(1 + nameCoverage*min(1, float64(a.covered)/float64(l)))
 		}
 	}
-	return sc.acc
 }
 
 // explain says which of q's words doc d of ix matched, each through its

@@ -111,87 +111,8 @@ func parseThesaurus(text string) (*thesaurus, error) {
 		if line == "" {
 			continue
 		}
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("%w: line %d: %s", ErrThesaurus, n+1, fmt.Sprintf(format, args...))
-		}
-		kinds := 0
-		for _, sep := range []string{"=", ",", ">"} {
-			if strings.Contains(line, sep) {
-				kinds++
-			}
-		}
-		oneWay := strings.Contains(line, ">")
-		switch {
-		case kinds == 0:
-			return nil, bad("a group needs at least two entries")
-		case kinds > 1 && !(oneWay && kinds == 2 && !strings.Contains(line, "=")):
-			return nil, bad("a line is equivalents (a = b), related words (a, b) or one way (a > b, c), not a mix")
-		case oneWay && strings.Count(line, ">") > 1:
-			return nil, bad("one way is a single word or phrase, then \">\", then what it matches")
-		}
-		var entries []string
-		equivalent := false
-		switch {
-		case oneWay:
-			from, to, _ := strings.Cut(line, ">")
-			entries = append([]string{from}, strings.Split(to, ",")...)
-		case strings.Contains(line, "="):
-			entries, equivalent = strings.Split(line, "="), true
-		default:
-			entries = strings.Split(line, ",")
-		}
-		var group []string
-		for _, entry := range entries {
-			entry = strings.TrimSpace(entry)
-			if entry == "" {
-				return nil, bad("an empty entry")
-			}
-			terms := entryTerms(entry)
-			if p := phrasalWords(entry); oneWay && len(group) == 0 && p != nil {
-				// A verb and its particle: "set up > create".
-				key := strings.Join(p, " ")
-				if !slices.ContainsFunc(t.phrasal[p[0]], func(q []string) bool { return slices.Equal(p, q) }) {
-					t.phrasal[p[0]] = append(t.phrasal[p[0]], p)
-				}
-				group = append(group, key)
-				t.written[key] = entry
-				continue
-			}
-			if len(terms) == 0 && oneWay && len(group) == 0 && stopWords()[strings.ToLower(entry)] {
-				// A cue: a common word documents do not index, which in a
-				// query says what is asked for ("when" → a time).
-				terms = []string{strings.ToLower(entry)}
-			}
-			if len(terms) == 0 {
-				return nil, bad("%q is only common words, which search ignores", entry)
-			}
-			key := strings.Join(terms, " ")
-			if slices.Contains(group, key) {
-				return nil, bad("%q says the same as another entry of the line", entry)
-			}
-			group = append(group, key)
-			if _, ok := t.written[key]; !ok {
-				t.written[key] = entry
-			}
-			if len(terms) > 1 && !slices.ContainsFunc(t.phrases[terms[0]], func(p []string) bool { return slices.Equal(p, terms) }) {
-				t.phrases[terms[0]] = append(t.phrases[terms[0]], terms)
-			}
-		}
-		if len(group) < 2 {
-			return nil, bad("a group needs at least two entries")
-		}
-		if oneWay {
-			for _, b := range group[1:] {
-				t.add(group[0], b, false)
-			}
-			continue
-		}
-		for _, a := range group {
-			for _, b := range group {
-				if a != b {
-					t.add(a, b, equivalent)
-				}
-			}
+		if problem := t.parseLine(line); problem != "" {
+			return nil, fmt.Errorf("%w: line %d: %s", ErrThesaurus, n+1, problem)
 		}
 	}
 	for _, ps := range t.phrases {
@@ -201,6 +122,107 @@ func parseThesaurus(text string) (*thesaurus, error) {
 		slices.SortStableFunc(ps, func(a, b []string) int { return len(b) - len(a) })
 	}
 	return t, nil
+}
+
+// parseLine adds one line's group to t, or says what is wrong with it.
+func (t *thesaurus) parseLine(line string) (problem string) {
+	entries, oneWay, equivalent, problem := splitLine(line)
+	if problem != "" {
+		return problem
+	}
+	group, problem := t.group(entries, oneWay)
+	if problem != "" {
+		return problem
+	}
+	if len(group) < 2 {
+		return "a group needs at least two entries"
+	}
+	if oneWay {
+		for _, b := range group[1:] {
+			t.add(group[0], b, false)
+		}
+		return ""
+	}
+	for _, a := range group {
+		for _, b := range group {
+			if a != b {
+				t.add(a, b, equivalent)
+			}
+		}
+	}
+	return ""
+}
+
+// splitLine tells a line's kind (one way, equivalents or related words)
+// and splits it into its entries as written.
+func splitLine(line string) (entries []string, oneWay, equivalent bool, problem string) {
+	kinds := 0
+	for _, sep := range []string{"=", ",", ">"} {
+		if strings.Contains(line, sep) {
+			kinds++
+		}
+	}
+	oneWay = strings.Contains(line, ">")
+	switch {
+	case kinds == 0:
+		return nil, false, false, "a group needs at least two entries"
+	case kinds > 1 && !(oneWay && kinds == 2 && !strings.Contains(line, "=")):
+		return nil, false, false, "a line is equivalents (a = b), related words (a, b) or one way (a > b, c), not a mix"
+	case oneWay && strings.Count(line, ">") > 1:
+		return nil, false, false, "one way is a single word or phrase, then \">\", then what it matches"
+	}
+	switch {
+	case oneWay:
+		from, to, _ := strings.Cut(line, ">")
+		entries = append([]string{from}, strings.Split(to, ",")...)
+	case strings.Contains(line, "="):
+		entries, equivalent = strings.Split(line, "="), true
+	default:
+		entries = strings.Split(line, ",")
+	}
+	return entries, oneWay, equivalent, ""
+}
+
+// group reduces a line's entries to their keys, recording on the way how
+// each was written, the phrases and the phrasal verbs.
+func (t *thesaurus) group(entries []string, oneWay bool) (group []string, problem string) {
+	for _, entry := range entries {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			return nil, "an empty entry"
+		}
+		terms := entryTerms(entry)
+		if p := phrasalWords(entry); oneWay && len(group) == 0 && p != nil {
+			// A verb and its particle: "set up > create".
+			key := strings.Join(p, " ")
+			if !slices.ContainsFunc(t.phrasal[p[0]], func(q []string) bool { return slices.Equal(p, q) }) {
+				t.phrasal[p[0]] = append(t.phrasal[p[0]], p)
+			}
+			group = append(group, key)
+			t.written[key] = entry
+			continue
+		}
+		if len(terms) == 0 && oneWay && len(group) == 0 && stopWords()[strings.ToLower(entry)] {
+			// A cue: a common word documents do not index, which in a
+			// query says what is asked for ("when" → a time).
+			terms = []string{strings.ToLower(entry)}
+		}
+		if len(terms) == 0 {
+			return nil, fmt.Sprintf("%q is only common words, which search ignores", entry)
+		}
+		key := strings.Join(terms, " ")
+		if slices.Contains(group, key) {
+			return nil, fmt.Sprintf("%q says the same as another entry of the line", entry)
+		}
+		group = append(group, key)
+		if _, ok := t.written[key]; !ok {
+			t.written[key] = entry
+		}
+		if len(terms) > 1 && !slices.ContainsFunc(t.phrases[terms[0]], func(p []string) bool { return slices.Equal(p, terms) }) {
+			t.phrases[terms[0]] = append(t.phrases[terms[0]], terms)
+		}
+	}
+	return group, ""
 }
 
 // entryTerms reduces an entry to terms, each word whole ("k8s", "oauth2"):

@@ -80,44 +80,51 @@ func build(cfg *config.Config, schemas *cache.Schemas, nsFilter map[string]bool,
 			snap = prev.snaps[s.Hash()]
 		}
 		c.snaps[s.Hash()] = snap
-		for _, raw := range snap.Tools {
-			var head struct {
-				Name string `json:"name"`
-			}
-			if json.Unmarshal(raw, &head) != nil || head.Name == "" || !s.Options.ToolAllowed(head.Name) {
-				continue
-			}
-			c.tools = append(c.tools, entry{served: uniqueName(toolName(ns, head.Name), used), ns: ns, name: head.Name, def: raw})
-		}
-		for _, raw := range snap.Prompts {
-			var head struct {
-				Name string `json:"name"`
-			}
-			if json.Unmarshal(raw, &head) != nil || head.Name == "" {
-				continue
-			}
-			c.prompts = append(c.prompts, entry{served: ns + "." + head.Name, ns: ns, name: head.Name, def: raw})
-		}
-		for _, raw := range snap.Resources {
-			var head struct {
-				URI string `json:"uri"`
-			}
-			if json.Unmarshal(raw, &head) != nil || head.URI == "" {
-				continue
-			}
-			c.resources = append(c.resources, entry{served: resourceURI(ns, head.URI), ns: ns, name: head.URI, def: raw})
-		}
-		for _, raw := range snap.ResourceTemplates {
-			var head struct {
-				URITemplate string `json:"uriTemplate"`
-			}
-			if json.Unmarshal(raw, &head) != nil || head.URITemplate == "" {
-				continue
-			}
-			c.templates = append(c.templates, entry{served: resourceURI(ns, head.URITemplate), ns: ns, name: head.URITemplate, def: raw})
-		}
+		c.addEntries(ns, s, snap, used)
 	}
 	return c
+}
+
+// addEntries adds the tools (those s allows), prompts, resources and
+// resource templates of namespace ns's snapshot; used holds the tool names
+// served so far.
+func (c *catalog) addEntries(ns string, s *config.Server, snap *cache.Snapshot, used map[string]bool) {
+	for _, raw := range snap.Tools {
+		var head struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(raw, &head) != nil || head.Name == "" || !s.Options.ToolAllowed(head.Name) {
+			continue
+		}
+		c.tools = append(c.tools, entry{served: uniqueName(toolName(ns, head.Name), used), ns: ns, name: head.Name, def: raw})
+	}
+	for _, raw := range snap.Prompts {
+		var head struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(raw, &head) != nil || head.Name == "" {
+			continue
+		}
+		c.prompts = append(c.prompts, entry{served: ns + "." + head.Name, ns: ns, name: head.Name, def: raw})
+	}
+	for _, raw := range snap.Resources {
+		var head struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(raw, &head) != nil || head.URI == "" {
+			continue
+		}
+		c.resources = append(c.resources, entry{served: resourceURI(ns, head.URI), ns: ns, name: head.URI, def: raw})
+	}
+	for _, raw := range snap.ResourceTemplates {
+		var head struct {
+			URITemplate string `json:"uriTemplate"`
+		}
+		if json.Unmarshal(raw, &head) != nil || head.URITemplate == "" {
+			continue
+		}
+		c.templates = append(c.templates, entry{served: resourceURI(ns, head.URITemplate), ns: ns, name: head.URITemplate, def: raw})
+	}
 }
 
 // digest identifies a list, so serve tells hosts about changes only when

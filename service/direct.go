@@ -460,12 +460,12 @@ func (d *Direct) State(ctx context.Context, key config.DaemonKey) (State, error)
 	return st, nil
 }
 
-// readInfo is api.ReadInfo with a missing file reported as nil, nil.
-func readInfo(path string) (*api.InfoFile, error) {
+// readInfo is config.ReadInfo with a missing file reported as nil, nil.
+func readInfo(path string) (*config.InfoFile, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	info, err := api.ReadInfo(path)
+	info, err := config.ReadInfo(path)
 	if errors.Is(err, os.ErrNotExist) { // removed between Stat and read
 		return nil, nil
 	}
@@ -508,7 +508,7 @@ func (d *Direct) Stop(ctx context.Context, key config.DaemonKey, socket bool) er
 }
 
 // cleanup removes what a daemon that did not exit cleanly left behind.
-func (d *Direct) cleanup(key config.DaemonKey, info *api.InfoFile) {
+func (d *Direct) cleanup(key config.DaemonKey, info *config.InfoFile) {
 	if info == nil {
 		return
 	}
@@ -518,7 +518,7 @@ func (d *Direct) cleanup(key config.DaemonKey, info *api.InfoFile) {
 	}
 }
 
-func waitGone(ctx context.Context, info *api.InfoFile, timeout time.Duration) bool {
+func waitGone(ctx context.Context, info *config.InfoFile, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for info.Running() {
 		if time.Now().After(deadline) || ctx.Err() != nil {

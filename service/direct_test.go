@@ -92,8 +92,8 @@ func fakeDaemon(mode string) int {
 	// answer also sees it.
 	// With its start time, as the real daemon writes it: the command line
 	// alone cannot prove the pid while the process exits (/proc empties it).
-	info := api.InfoFile{DaemonKey: string(key), Socket: sock, Pid: os.Getpid(), PidStart: proc.StartTime(os.Getpid()), Manager: NameDirect, StartedAt: time.Now()}
-	if err := api.WriteJSONAtomic(paths.Info(key), info, 0o600); err != nil {
+	info := config.InfoFile{DaemonKey: string(key), Socket: sock, Pid: os.Getpid(), PidStart: proc.StartTime(os.Getpid()), Manager: NameDirect, StartedAt: time.Now()}
+	if err := config.WriteJSONAtomic(paths.Info(key), info, 0o600); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -278,7 +278,7 @@ func TestDirectStartTimeoutKillsTheChild(t *testing.T) {
 	}
 	var pid int
 	fmt.Sscan(pids[0], &pid)
-	if !waitGone(context.Background(), &api.InfoFile{Pid: pid}, 5*time.Second) {
+	if !waitGone(context.Background(), &config.InfoFile{Pid: pid}, 5*time.Second) {
 		t.Fatalf("hung daemon %d still running after the failed start", pid)
 	}
 }
@@ -319,7 +319,7 @@ func TestDirectStateStaleInfoFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A pid that cannot exist (above pid_max).
-	b, _ := json.Marshal(api.InfoFile{DaemonKey: string(key), Pid: 1 << 30})
+	b, _ := json.Marshal(config.InfoFile{DaemonKey: string(key), Pid: 1 << 30})
 	if err := os.WriteFile(d.Paths.Info(key), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func TestDirectLeavesAReusedPidAlone(t *testing.T) {
 	exited := make(chan struct{})
 	go func() { sleep.Wait(); close(exited) }()
 	pid := sleep.Process.Pid
-	for _, info := range []api.InfoFile{
+	for _, info := range []config.InfoFile{
 		{DaemonKey: string(key), Pid: pid},                                    // no start time: command line decides
 		{DaemonKey: string(key), Pid: pid, PidStart: proc.StartTime(pid) + 1}, // another start time
 	} {

@@ -487,30 +487,10 @@ func (p *Pools) acquire(ctx, waitCtx context.Context, spec Spec, caller Caller, 
 		var wait <-chan struct{}
 		probing := false
 		if l.scope != config.ScopeCall {
-			for _, in := range pl.insts {
-				if in.key != key || in.stale {
-					continue
-				}
-				if in.life.probing { // it may be hung
-					probing = true
-					continue
-				}
-				if in.conn == nil { // starting
-					if !l.exclusive {
-						wait = in.ready
-						break
-					}
-					continue
-				}
-				if !l.exclusive || in.busy == 0 {
-					in.busy++
-					in.gen++
-					if in.timer != nil {
-						in.timer.Stop()
-					}
-					p.mu.Unlock()
-					return in, nil
-				}
+			var in *instance
+			if in, wait, probing = pl.take(key, l); in != nil {
+				p.mu.Unlock()
+				return in, nil
 			}
 		}
 		if wait == nil && probing {
@@ -544,6 +524,37 @@ func (p *Pools) acquire(ctx, waitCtx context.Context, spec Spec, caller Caller, 
 			return nil, waitCtx.Err()
 		}
 	}
+}
+
+// take looks among pl's live instances of scope key for one the caller may
+// use now and returns it marked busy; else wait is closed when one being
+// started is ready (nil when none may be waited for), and probing says
+// whether one is being probed (it may be hung). Called with p.mu held.
+func (pl *pool) take(key string, l limits) (in *instance, wait <-chan struct{}, probing bool) {
+	for _, in := range pl.insts {
+		if in.key != key || in.stale {
+			continue
+		}
+		if in.life.probing { // it may be hung
+			probing = true
+			continue
+		}
+		if in.conn == nil { // starting
+			if !l.exclusive {
+				return nil, in.ready, probing
+			}
+			continue
+		}
+		if !l.exclusive || in.busy == 0 {
+			in.busy++
+			in.gen++
+			if in.timer != nil {
+				in.timer.Stop()
+			}
+			return in, nil, probing
+		}
+	}
+	return nil, nil, probing
 }
 
 // poolFor returns h's pool, creating it. Called with p.mu held.

@@ -1,7 +1,8 @@
-// Package api holds the wire types of the daemon's HTTP API and of the files
-// the daemon and the CLI both read (info file, key record). It is the only
-// place the CLI side and the daemon side share besides config and cache, so
-// it imports nothing of either side.
+// Package api holds the wire types of the daemon's HTTP API and their small
+// encode/decode helpers, nothing else. Both binaries import it, so it
+// imports nothing of mcpx (the files both sides read, the info file and the
+// key record, are config's; which daemon serves a directory is package
+// resolve's).
 //
 // Every JSON name here means one thing everywhere (DESIGN.md §3): daemonKey,
 // schemaHash and serverHash are the three digests; configHash does not exist.
@@ -376,6 +377,18 @@ type Status struct {
 	Namespaces []Namespace `json:"namespaces"`
 }
 
+// Daemon states in Resolve.State (and `mcpx daemons`), learned from the
+// info file and kill(pid, 0), never by connecting to a socket.
+const (
+	// DaemonRunning: an info file whose process is alive.
+	DaemonRunning = "running"
+	// DaemonStale: an info file whose process is gone (a crash).
+	DaemonStale = "stale"
+	// DaemonStopped: no info file. Under systemd or launchd the socket may
+	// still be held by the manager; connecting to it starts the daemon.
+	DaemonStopped = "stopped"
+)
+
 // Resolve is GET /v1/resolve?dir= and `mcpx resolve`.
 type Resolve struct {
 	Dir        string   `json:"dir"`
@@ -386,51 +399,6 @@ type Resolve struct {
 	State      string   `json:"state"`
 	SchemaHash string   `json:"schemaHash,omitempty"`
 }
-
-// InfoFile is <runtime>/mcpx/<daemonKey>.json, written by a running daemon
-// and removed on clean exit.
-type InfoFile struct {
-	DaemonKey  string `json:"daemonKey"`
-	SchemaHash string `json:"schemaHash"`
-	Socket     string `json:"socket"`
-	Pid        int    `json:"pid"`
-	// PidStart is the daemon's start time in clock ticks after boot (Linux
-	// /proc/<pid>/stat), so a reader can tell it from a later process that
-	// reused the pid (see Running).
-	PidStart  uint64    `json:"pidStart,omitempty"`
-	Manager   string    `json:"manager"`
-	Configs   []string  `json:"configs"`
-	Version   string    `json:"version"`
-	StartedAt time.Time `json:"startedAt"`
-	// Binary is the daemon executable's identity (version.BinaryID).
-	Binary string `json:"binary,omitempty"`
-}
-
-// KeyRecord is $XDG_STATE_HOME/mcpx/keys/<daemonKey>.json, written by the
-// client before activation; the daemon reads its configs from it.
-type KeyRecord struct {
-	DaemonKey string    `json:"daemonKey"`
-	Configs   []string  `json:"configs"`
-	CreatedAt time.Time `json:"createdAt"`
-	// StateDir and CacheDir are the client's config.Paths State and Cache
-	// (mcpx's own directories under XDG_STATE_HOME and XDG_CACHE_HOME), set
-	// in the copy written to the runtime directory
-	// (config.Paths.RuntimeKeyRecord) so a daemon whose environment lacks
-	// the shell's XDG variables uses the same directories.
-	StateDir string `json:"stateDir,omitempty"`
-	CacheDir string `json:"cacheDir,omitempty"`
-	// TokenStore is the client's EnvTokenStore, in the runtime copy when
-	// set: the daemon uses it instead of its own environment's, which
-	// under launchd or systemd is not the shell's.
-	TokenStore string `json:"tokenStore,omitempty"`
-}
-
-// EnvTokenStore picks where the daemon keeps OAuth tokens: "auto" (the
-// default), "keyring" or "file".
-const EnvTokenStore = "MCPX_TOKEN_STORE"
-
-// TokenStores are the values EnvTokenStore accepts ("" is auto).
-var TokenStores = []string{"", "auto", "keyring", "file"}
 
 // Headers.
 const (

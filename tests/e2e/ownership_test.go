@@ -266,10 +266,10 @@ func TestRootHeldSocketInUsersPrivateDir(t *testing.T) {
 // starts with the user manager's environment.
 func TestSystemdDaemonUsesTheShellsTokenStore(t *testing.T) {
 	e, m := newSystemdEnv(t)
-	if m.Getenv(api.EnvTokenStore) != "" {
-		t.Fatalf("the user manager already has %s", api.EnvTokenStore)
+	if m.Getenv(config.EnvTokenStore) != "" {
+		t.Fatalf("the user manager already has %s", config.EnvTokenStore)
 	}
-	e.Set(api.EnvTokenStore, "keyring")
+	e.Set(config.EnvTokenStore, "keyring")
 	var auth api.AuthResponse
 	e.JSON(&auth, "auth")
 	if auth.Store != "keyring" {

@@ -118,7 +118,7 @@ func TestSurfacesAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := config.DaemonKey(want.key)
-	info, err := api.ReadInfo(paths.Info(key))
+	info, err := config.ReadInfo(paths.Info(key))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +354,7 @@ func TestOverridesDoNotLeakIntoResolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	ownKey := config.KeyOf([]string{own})
-	info, err := api.ReadInfo(paths.Info(ownKey))
+	info, err := config.ReadInfo(paths.Info(ownKey))
 	if err != nil {
 		t.Fatalf("info file of the override daemon: %v", err)
 	}

@@ -1,4 +1,9 @@
-package api
+package config
+
+// The info file and the key record: the files through which the CLI and
+// the daemon learn about each other without a socket (DESIGN.md §4). Their
+// paths are Paths.Info, Paths.KeyRecord and Paths.RuntimeKeyRecord; their
+// schemas are docs/schemas/info-file.schema.json and key-record.schema.json.
 
 import (
 	"encoding/json"
@@ -6,10 +11,56 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/owner"
 	"github.com/mcpx-dev/mcpx/internal/proc"
 )
+
+// InfoFile is <runtime>/mcpx/<daemonKey>.json, written by a running daemon
+// and removed on clean exit.
+type InfoFile struct {
+	DaemonKey  string `json:"daemonKey"`
+	SchemaHash string `json:"schemaHash"`
+	Socket     string `json:"socket"`
+	Pid        int    `json:"pid"`
+	// PidStart is the daemon's start time in clock ticks after boot (Linux
+	// /proc/<pid>/stat), so a reader can tell it from a later process that
+	// reused the pid (see Running).
+	PidStart  uint64    `json:"pidStart,omitempty"`
+	Manager   string    `json:"manager"`
+	Configs   []string  `json:"configs"`
+	Version   string    `json:"version"`
+	StartedAt time.Time `json:"startedAt"`
+	// Binary is the daemon executable's identity (version.BinaryID).
+	Binary string `json:"binary,omitempty"`
+}
+
+// KeyRecord is $XDG_STATE_HOME/mcpx/keys/<daemonKey>.json, written by the
+// client before activation; the daemon reads its configs from it.
+type KeyRecord struct {
+	DaemonKey string    `json:"daemonKey"`
+	Configs   []string  `json:"configs"`
+	CreatedAt time.Time `json:"createdAt"`
+	// StateDir and CacheDir are the client's config.Paths State and Cache
+	// (mcpx's own directories under XDG_STATE_HOME and XDG_CACHE_HOME), set
+	// in the copy written to the runtime directory
+	// (config.Paths.RuntimeKeyRecord) so a daemon whose environment lacks
+	// the shell's XDG variables uses the same directories.
+	StateDir string `json:"stateDir,omitempty"`
+	CacheDir string `json:"cacheDir,omitempty"`
+	// TokenStore is the client's EnvTokenStore, in the runtime copy when
+	// set: the daemon uses it instead of its own environment's, which
+	// under launchd or systemd is not the shell's.
+	TokenStore string `json:"tokenStore,omitempty"`
+}
+
+// EnvTokenStore picks where the daemon keeps OAuth tokens: "auto" (the
+// default), "keyring" or "file".
+const EnvTokenStore = "MCPX_TOKEN_STORE"
+
+// TokenStores are the values EnvTokenStore accepts ("" is auto).
+var TokenStores = []string{"", "auto", "keyring", "file"}
 
 // WriteJSONAtomic writes v as indented JSON to path with the given mode:
 // temp file in the same directory, fsync, rename. Readers see either the old

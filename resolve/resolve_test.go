@@ -1,4 +1,4 @@
-package api
+package resolve
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/proc"
 )
 
@@ -80,7 +81,7 @@ func deadPid(t *testing.T) int {
 func TestResolveDirComputed(t *testing.T) {
 	w := newWorld(t)
 	dir, cfg := w.project(t, "proj", echoConfig)
-	r, err := ResolveDir(dir, w.paths, w.getenv)
+	r, err := Dir(dir, w.paths, w.getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestResolveDirComputed(t *testing.T) {
 	if r.Dir != dir || r.DaemonKey != string(key) || !slices.Equal(r.Configs, []string{cfg}) {
 		t.Errorf("got %+v, want dir %s key %s configs [%s]", r, dir, key, cfg)
 	}
-	if r.Socket != w.paths.Socket(key) || r.State != DaemonStopped || r.Manager != "" {
+	if r.Socket != w.paths.Socket(key) || r.State != api.DaemonStopped || r.Manager != "" {
 		t.Errorf("socket/state/manager = %q %q %q", r.Socket, r.State, r.Manager)
 	}
 	if r.SchemaHash != string(want.SchemaHash()) {
@@ -111,7 +112,7 @@ func TestResolveDirThroughSymlinkAndSubdir(t *testing.T) {
 	if err := os.Symlink(sub, link); err != nil {
 		t.Fatal(err)
 	}
-	r, err := ResolveDirWith(link, w.paths, w.getenv, ResolveOptions{Manager: "direct"})
+	r, err := DirWith(link, w.paths, w.getenv, Options{Manager: "direct"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestResolveDirBuiltin(t *testing.T) {
 	w := newWorld(t)
 	dir := filepath.Join(w.root, "empty")
 	os.Mkdir(dir, 0o755)
-	r, err := ResolveDirWith(dir, w.paths, w.getenv, ResolveOptions{Self: "/opt/mcpx"})
+	r, err := DirWith(dir, w.paths, w.getenv, Options{Self: "/opt/mcpx"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,25 +147,25 @@ func TestResolveDirErrors(t *testing.T) {
 	w := newWorld(t)
 	var de *DirError
 
-	_, err := ResolveDir("relative/dir", w.paths, w.getenv)
-	if !errors.As(err, &de) || de.Code != CodeDirectoryNotAbsolute {
+	_, err := Dir("relative/dir", w.paths, w.getenv)
+	if !errors.As(err, &de) || de.Code != api.CodeDirectoryNotAbsolute {
 		t.Errorf("relative: err = %v, want CodeDirectoryNotAbsolute", err)
 	}
 
-	_, err = ResolveDir(filepath.Join(w.root, "missing"), w.paths, w.getenv)
-	if !errors.As(err, &de) || de.Code != CodeDirectoryNotFound || !errors.Is(err, fs.ErrNotExist) {
+	_, err = Dir(filepath.Join(w.root, "missing"), w.paths, w.getenv)
+	if !errors.As(err, &de) || de.Code != api.CodeDirectoryNotFound || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing: err = %v, want CodeDirectoryNotFound wrapping ErrNotExist", err)
 	}
 
 	_, cfg := w.project(t, "proj", echoConfig)
-	_, err = ResolveDir(cfg, w.paths, w.getenv)
-	if !errors.As(err, &de) || de.Code != CodeDirectoryNotFound {
+	_, err = Dir(cfg, w.paths, w.getenv)
+	if !errors.As(err, &de) || de.Code != api.CodeDirectoryNotFound {
 		t.Errorf("a file: err = %v, want CodeDirectoryNotFound", err)
 	}
 
 	// A syntax error (an unusable entry alone is only that server's problem).
 	bad, badCfg := w.project(t, "bad", "{\n  \"mcpServers\": {\n    \"x\": {\"command\": \"x\",,}\n  }\n}\n")
-	_, err = ResolveDir(bad, w.paths, w.getenv)
+	_, err = Dir(bad, w.paths, w.getenv)
 	var pe *config.ParseError
 	if !errors.As(err, &pe) {
 		t.Fatalf("bad config: err = %v, want *config.ParseError", err)
@@ -182,7 +183,7 @@ func TestResolveDirUsesOnlyGivenEnvironment(t *testing.T) {
 	t.Setenv("MCPX_CONFIG", other)
 	t.Setenv("MCPX_SOCKET", filepath.Join(w.root, "override.sock"))
 	dir, cfg := w.project(t, "proj", `{"mcpServers": {"b": {"url": "http://127.0.0.1:1/mcp"}}}`)
-	r, err := ResolveDir(dir, w.paths, w.getenv)
+	r, err := Dir(dir, w.paths, w.getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,11 +193,11 @@ func TestResolveDirUsesOnlyGivenEnvironment(t *testing.T) {
 	}
 }
 
-func writeInfo(t *testing.T, w *world, key config.DaemonKey, pid int, configs []string) *InfoFile {
+func writeInfo(t *testing.T, w *world, key config.DaemonKey, pid int, configs []string) *config.InfoFile {
 	t.Helper()
-	info := &InfoFile{DaemonKey: string(key), SchemaHash: "0123456789abcdef", Socket: filepath.Join(w.root, "custom.sock"),
+	info := &config.InfoFile{DaemonKey: string(key), SchemaHash: "0123456789abcdef", Socket: filepath.Join(w.root, "custom.sock"),
 		Pid: pid, PidStart: proc.StartTime(pid), Manager: "systemd", Configs: configs, Version: "dev", StartedAt: time.Now().UTC().Truncate(time.Second)}
-	if err := WriteJSONAtomic(w.paths.Info(key), info, 0o600); err != nil {
+	if err := config.WriteJSONAtomic(w.paths.Info(key), info, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return info
@@ -208,27 +209,27 @@ func TestResolveDirRunningAndStale(t *testing.T) {
 	key := config.KeyOf([]string{cfg})
 
 	info := writeInfo(t, w, key, os.Getpid(), []string{cfg})
-	r, err := ResolveDirWith(dir, w.paths, w.getenv, ResolveOptions{Manager: "direct"})
+	r, err := DirWith(dir, w.paths, w.getenv, Options{Manager: "direct"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.State != DaemonRunning || r.Socket != info.Socket || r.Manager != "systemd" || r.SchemaHash != info.SchemaHash {
+	if r.State != api.DaemonRunning || r.Socket != info.Socket || r.Manager != "systemd" || r.SchemaHash != info.SchemaHash {
 		t.Errorf("running: got %+v, want state running and the info file's socket, manager, schemaHash", r)
 	}
 
 	writeInfo(t, w, key, deadPid(t), []string{cfg})
-	r, err = ResolveDirWith(dir, w.paths, w.getenv, ResolveOptions{Manager: "direct"})
+	r, err = DirWith(dir, w.paths, w.getenv, Options{Manager: "direct"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfgNow, _ := config.Load([]string{cfg}, "")
-	if r.State != DaemonStale || r.Socket != w.paths.Socket(key) || r.Manager != "direct" || r.SchemaHash != string(cfgNow.SchemaHash()) {
+	if r.State != api.DaemonStale || r.Socket != w.paths.Socket(key) || r.Manager != "direct" || r.SchemaHash != string(cfgNow.SchemaHash()) {
 		t.Errorf("stale: got %+v, want state stale with computed socket and schemaHash", r)
 	}
 
 	os.WriteFile(w.paths.Info(key), []byte("{not json"), 0o600)
-	r, err = ResolveDir(dir, w.paths, w.getenv)
-	if err != nil || r.State != DaemonStale {
+	r, err = Dir(dir, w.paths, w.getenv)
+	if err != nil || r.State != api.DaemonStale {
 		t.Errorf("malformed info file: got %+v, %v; want state stale", r, err)
 	}
 }
@@ -241,8 +242,8 @@ func TestListKeysAndPrune(t *testing.T) {
 	live, gone, crashed := config.KeyOf([]string{liveCfg}), config.KeyOf([]string{goneCfg}), config.KeyOf([]string{crashedCfg})
 
 	for k, c := range map[config.DaemonKey]string{live: liveCfg, gone: goneCfg, crashed: crashedCfg} {
-		rec := KeyRecord{DaemonKey: string(k), Configs: []string{c}, CreatedAt: time.Now().UTC()}
-		if err := WriteJSONAtomic(w.paths.KeyRecord(k), rec, 0o600); err != nil {
+		rec := config.KeyRecord{DaemonKey: string(k), Configs: []string{c}, CreatedAt: time.Now().UTC()}
+		if err := config.WriteJSONAtomic(w.paths.KeyRecord(k), rec, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -268,13 +269,13 @@ func TestListKeysAndPrune(t *testing.T) {
 	if !slices.IsSortedFunc(keys, func(a, b KeyInfo) int { return strings.Compare(a.DaemonKey, b.DaemonKey) }) {
 		t.Errorf("not sorted: %+v", keys)
 	}
-	if k := byKey[string(live)]; k.State != DaemonRunning || k.Pid != os.Getpid() || !k.ConfigsExist || k.Manager != "systemd" || k.Socket != filepath.Join(w.root, "custom.sock") {
+	if k := byKey[string(live)]; k.State != api.DaemonRunning || k.Pid != os.Getpid() || !k.ConfigsExist || k.Manager != "systemd" || k.Socket != filepath.Join(w.root, "custom.sock") {
 		t.Errorf("live: %+v", k)
 	}
-	if k := byKey[string(gone)]; k.State != DaemonStopped || k.ConfigsExist || k.Socket != w.paths.Socket(gone) || !slices.Equal(k.Configs, []string{goneCfg}) {
+	if k := byKey[string(gone)]; k.State != api.DaemonStopped || k.ConfigsExist || k.Socket != w.paths.Socket(gone) || !slices.Equal(k.Configs, []string{goneCfg}) {
 		t.Errorf("gone: %+v", k)
 	}
-	if k := byKey[string(crashed)]; k.State != DaemonStale || !k.ConfigsExist {
+	if k := byKey[string(crashed)]; k.State != api.DaemonStale || !k.ConfigsExist {
 		t.Errorf("crashed: %+v", k)
 	}
 

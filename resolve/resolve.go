@@ -1,4 +1,9 @@
-package api
+// Package resolve answers which daemon serves a directory, and which daemon
+// keys this machine knows, from the configs and the runtime files alone
+// (config.InfoFile, config.KeyRecord): it never dials a socket and never
+// activates anything. Both binaries use it: the daemon for GET /v1/resolve,
+// the CLI for `mcpx resolve`, `mcpx daemons` and `mcpx stop --all`.
+package resolve
 
 import (
 	"errors"
@@ -9,22 +14,11 @@ import (
 	"slices"
 
 	"github.com/mcpx-dev/mcpx/config"
-)
-
-// Daemon states in Resolve.State and KeyInfo.State, learned from the info
-// file and kill(pid, 0), never by connecting to a socket.
-const (
-	// DaemonRunning: an info file whose process is alive.
-	DaemonRunning = "running"
-	// DaemonStale: an info file whose process is gone (a crash).
-	DaemonStale = "stale"
-	// DaemonStopped: no info file. Under systemd or launchd the socket may
-	// still be held by the manager; connecting to it starts the daemon.
-	DaemonStopped = "stopped"
+	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
 // DirError is a directory /v1/resolve or `mcpx resolve` cannot answer for.
-// Code is CodeDirectoryNotAbsolute or CodeDirectoryNotFound (both HTTP 400).
+// Code is api.CodeDirectoryNotAbsolute or api.CodeDirectoryNotFound (both HTTP 400).
 type DirError struct {
 	Dir  string
 	Code string
@@ -33,7 +27,7 @@ type DirError struct {
 
 func (e *DirError) Error() string {
 	switch e.Code {
-	case CodeDirectoryNotAbsolute:
+	case api.CodeDirectoryNotAbsolute:
 		return fmt.Sprintf("resolve %q: not an absolute path", e.Dir)
 	default:
 		if e.Err != nil {
@@ -50,8 +44,8 @@ func (e *DirError) Unwrap() error { return e.Err }
 // errNotDir is the kind of a path that exists but is not a directory.
 var errNotDir = errors.New("not a directory")
 
-// ResolveOptions tune ResolveDirWith.
-type ResolveOptions struct {
+// Options tune DirWith.
+type Options struct {
 	// Self is the mcpxd binary the built-in config runs ("demo" is
 	// `<mcpxd> demo-server`), so it enters the built-in schemaHash. Empty:
 	// os.Executable resolved through symlinks, as client and daemon do.
@@ -62,13 +56,13 @@ type ResolveOptions struct {
 	Manager string
 }
 
-// ResolveDir answers GET /v1/resolve and `mcpx resolve` for dir. It is
-// ResolveDirWith with default options.
-func ResolveDir(dir string, paths config.Paths, getenv config.Getenv) (*Resolve, error) {
-	return ResolveDirWith(dir, paths, getenv, ResolveOptions{})
+// Dir answers GET /v1/resolve and `mcpx resolve` for dir. It is
+// DirWith with default options.
+func Dir(dir string, paths config.Paths, getenv config.Getenv) (*api.Resolve, error) {
+	return DirWith(dir, paths, getenv, Options{})
 }
 
-// ResolveDirWith finds which daemon serves dir and what is known about it,
+// DirWith finds which daemon serves dir and what is known about it,
 // without dialing any socket and without activating anything:
 //
 //   - Dir: dir resolved through symlinks (dir must be absolute).
@@ -76,48 +70,48 @@ func ResolveDir(dir string, paths config.Paths, getenv config.Getenv) (*Resolve,
 //     Callers answering for a directory other than their own pass a getenv
 //     without MCPX_CONFIG (and MCPX_SOCKET), so their overrides never leak
 //     into the answer.
-//   - State: DaemonRunning / DaemonStale from the key's info file and
-//     kill(pid, 0); DaemonStopped without an info file.
+//   - State: api.DaemonRunning / api.DaemonStale from the key's info file and
+//     kill(pid, 0); api.DaemonStopped without an info file.
 //   - Socket, Manager, SchemaHash: from the info file of a running daemon;
 //     otherwise paths.Socket(key), opts.Manager, and the schemaHash of the
 //     config as it loads now.
 //
-// Errors: a relative dir is a *DirError with CodeDirectoryNotAbsolute; a
-// missing dir or a non-directory is a *DirError with CodeDirectoryNotFound;
+// Errors: a relative dir is a *DirError with api.CodeDirectoryNotAbsolute; a
+// missing dir or a non-directory is a *DirError with api.CodeDirectoryNotFound;
 // a config that does not parse is the *config.ParseError (errors.As), never
 // a silent "no config". A config that parses but whose schemaHash cannot be
 // computed for another reason is not an error: SchemaHash is left empty.
-func ResolveDirWith(dir string, paths config.Paths, getenv config.Getenv, opts ResolveOptions) (*Resolve, error) {
+func DirWith(dir string, paths config.Paths, getenv config.Getenv, opts Options) (*api.Resolve, error) {
 	if !filepath.IsAbs(dir) {
-		return nil, &DirError{Dir: dir, Code: CodeDirectoryNotAbsolute}
+		return nil, &DirError{Dir: dir, Code: api.CodeDirectoryNotAbsolute}
 	}
 	real, err := filepath.EvalSymlinks(filepath.Clean(dir))
 	if err != nil {
-		return nil, &DirError{Dir: dir, Code: CodeDirectoryNotFound, Err: err}
+		return nil, &DirError{Dir: dir, Code: api.CodeDirectoryNotFound, Err: err}
 	}
 	if fi, err := os.Stat(real); err != nil {
-		return nil, &DirError{Dir: dir, Code: CodeDirectoryNotFound, Err: err}
+		return nil, &DirError{Dir: dir, Code: api.CodeDirectoryNotFound, Err: err}
 	} else if !fi.IsDir() {
-		return nil, &DirError{Dir: dir, Code: CodeDirectoryNotFound, Err: errNotDir}
+		return nil, &DirError{Dir: dir, Code: api.CodeDirectoryNotFound, Err: errNotDir}
 	}
 	sources, err := config.Discover(real, getenv)
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", dir, err)
 	}
 	key := config.KeyOf(sources)
-	r := &Resolve{
+	r := &api.Resolve{
 		Dir:       real,
 		DaemonKey: string(key),
 		Configs:   nonNil(sources),
 		Socket:    paths.Socket(key),
 		Manager:   opts.Manager,
-		State:     DaemonStopped,
+		State:     api.DaemonStopped,
 	}
 	info, present := readInfoIfAny(paths.Info(key))
 	if present {
-		r.State = DaemonStale
+		r.State = api.DaemonStale
 		if info.Running() {
-			r.State = DaemonRunning
+			r.State = api.DaemonRunning
 			if info.Socket != "" {
 				r.Socket = info.Socket
 			}
@@ -160,7 +154,7 @@ type KeyInfo struct {
 	Configs   []string `json:"configs"`
 	Socket    string   `json:"socket"`
 	Pid       int      `json:"pid,omitempty"`
-	// State is DaemonRunning, DaemonStale or DaemonStopped.
+	// State is api.DaemonRunning, api.DaemonStale or api.DaemonStopped.
 	State   string `json:"state"`
 	Manager string `json:"manager,omitempty"`
 	// SchemaHash is the running (or crashed) daemon's, from its info file.
@@ -238,14 +232,14 @@ func ValidKey(k config.DaemonKey) bool {
 }
 
 func keyInfo(paths config.Paths, k config.DaemonKey) KeyInfo {
-	ki := KeyInfo{DaemonKey: string(k), Socket: paths.Socket(k), State: DaemonStopped, ConfigsExist: true}
-	if rec, err := ReadKeyRecord(paths.KeyRecord(k)); err == nil {
+	ki := KeyInfo{DaemonKey: string(k), Socket: paths.Socket(k), State: api.DaemonStopped, ConfigsExist: true}
+	if rec, err := config.ReadKeyRecord(paths.KeyRecord(k)); err == nil {
 		ki.KeyRecord = paths.KeyRecord(k)
 		ki.Configs = rec.Configs
 	}
 	if info, present := readInfoIfAny(paths.Info(k)); present {
 		ki.InfoFile = paths.Info(k)
-		ki.State = DaemonStale
+		ki.State = api.DaemonStale
 		if info != nil {
 			ki.Pid = info.Pid
 			ki.Manager = info.Manager
@@ -257,7 +251,7 @@ func keyInfo(paths config.Paths, k config.DaemonKey) KeyInfo {
 				ki.Configs = info.Configs
 			}
 			if info.Running() {
-				ki.State = DaemonRunning
+				ki.State = api.DaemonRunning
 			}
 		}
 	}
@@ -298,11 +292,11 @@ func Prune(paths config.Paths) ([]string, error) {
 		}
 	}
 	for _, ki := range keys {
-		if ki.State == DaemonRunning {
+		if ki.State == api.DaemonRunning {
 			continue
 		}
 		k := config.DaemonKey(ki.DaemonKey)
-		if ki.State == DaemonStale {
+		if ki.State == api.DaemonStale {
 			remove(paths.Info(k))
 		}
 		if !ki.ConfigsExist {
@@ -320,8 +314,8 @@ func Prune(paths config.Paths) ([]string, error) {
 // not exist; a file that exists but cannot be read or decoded is present
 // with a nil info, which callers treat as stale: the atomic writer never
 // leaves a partial file, so such a file is not a live daemon's.
-func readInfoIfAny(path string) (info *InfoFile, present bool) {
-	info, err := ReadInfo(path)
+func readInfoIfAny(path string) (info *config.InfoFile, present bool) {
+	info, err := config.ReadInfo(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false
 	}

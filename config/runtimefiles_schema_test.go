@@ -1,4 +1,4 @@
-package api
+package config
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 // compileSchema loads one of docs/schemas with formats asserted.
 func compileSchema(t *testing.T, name string) *jsonschema.Schema {
 	t.Helper()
-	path, err := filepath.Abs(filepath.Join("..", "..", "docs", "schemas", name))
+	path, err := filepath.Abs(filepath.Join("..", "docs", "schemas", name))
 	if err != nil {
 		t.Fatal(err)
 	}

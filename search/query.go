@@ -86,9 +86,20 @@ func ParseQuery(text string) Query {
 	var tokens []weighted
 	var kinds []concept
 	var cues []string
+	from, to := sqlStatement(fields)
+	if to > from {
+		kinds = append(kinds, concept{word: strings.ToLower(strings.Join(fields[from:to], " ")), alts: []alt{{"sql", weightShape}}, shape: true})
+	}
 	context := false // after a preposition, in the same clause
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
+		if i >= from && i < to {
+			// A statement's words name its tables and columns, not the tool.
+			for _, t := range tokenize(f, nil) {
+				tokens = append(tokens, weighted{t, weightValueWord, false})
+			}
+			continue
+		}
 		if n, key := th.phrasalAt(fields, i); n > 0 {
 			w := 1.0
 			if context {
@@ -178,6 +189,44 @@ func ParseQuery(text string) Query {
 		}
 	}
 	return q
+}
+
+// sqlStatement returns where a statement of SQL the query holds starts and
+// ends (fields[from:to]), or 0, 0: from a statement's verb (SELECT,
+// INSERT…) to the end, when at least one more keyword follows and the
+// keywords are written in capitals or the statement holds SQL's
+// punctuation (count(*), a = 1, …;) — "select the last orders from the
+// database" is English, "SELECT * FROM orders" SQL.
+func sqlStatement(fields []string) (from, to int) {
+	keyword := func(f string) (upper, ok bool) {
+		w := strings.Trim(f, ",;()")
+		switch strings.ToLower(w) {
+		case "select", "insert", "update", "delete", "with", "create", "alter", "drop", "explain",
+			"from", "into", "where", "join", "values", "set", "table", "group", "order", "limit", "having":
+			return w == strings.ToUpper(w), true
+		}
+		return false, false
+	}
+	for i, f := range fields {
+		switch strings.ToLower(strings.Trim(f, ",;(")) {
+		case "select", "insert", "update", "delete", "with", "create", "alter", "drop", "explain":
+		default:
+			continue
+		}
+		upper, _ := keyword(f)
+		more, punct := 0, false
+		for _, g := range fields[i+1:] {
+			if u, ok := keyword(g); ok {
+				more++
+				upper = upper && u
+			}
+			punct = punct || strings.ContainsAny(g, "*=;") || strings.Contains(g, "(")
+		}
+		if more > 0 && (upper || punct) {
+			return i, len(fields)
+		}
+	}
+	return 0, 0
 }
 
 // isQuestion reports whether a query (its words) asks a question rather
@@ -292,8 +341,9 @@ func shapeOf(f string) string {
 	switch {
 	case strings.Contains(lower, "://"), strings.HasPrefix(lower, "www."), strings.HasPrefix(lower, "localhost"):
 		return "url"
-	case strings.ContainsAny(f, "*?"):
-		return "pattern"
+	case strings.ContainsAny(f, "*?") && !strings.ContainsAny(f, "()=,"):
+		return "pattern" // not count(*), a=?
+
 	case f[0] == '@' && isName(f[1:]):
 		return "user"
 	case f[0] == '#' && isName(f[1:]) && !isDigits(f[1:]):

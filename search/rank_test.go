@@ -207,6 +207,8 @@ func TestParseQuery(t *testing.T) {
 		// words after a particle that is a preposition say where.
 		"set up a database":             {"set up=set up@0", "database=databas"},
 		"pharmacies close to the hotel": {"pharmacies=pharmaci", "close to=close to@0", "hotel=hotel@0.9"},
+		// A statement of SQL is a value: its words name tables, its kind the tool.
+		"run SELECT name FROM users": {"run=run", "select=select@0.25", "name=name@0.25", "users=user@0.25", "select name from users=sql"},
 	} {
 		if got := describe(ParseQuery(q)); !reflect.DeepEqual(got, want) {
 			t.Errorf("ParseQuery(%q) = %q, want %q", q, got, want)
@@ -222,10 +224,27 @@ func TestShapeOf(t *testing.T) {
 		"https://example.com/x": "url", "www.go.dev": "url", "localhost:3000": "url", "example.com": "url",
 		"notes.md": "file", "main.py,": "file", "/etc/hosts": "file", "./run": "file", "README": "file", ".env": "file",
 		"src/": "directory", "*.go": "pattern", "@alice": "user", "#general": "channel",
-		"#12": "", "lat/long": "", "e.g.": "", "v1.2": "", "hello": "", "x": "",
+		"#12": "", "lat/long": "", "e.g.": "", "v1.2": "", "hello": "", "x": "", "count(*)": "",
 	} {
 		if got := shapeOf(in); got != want {
 			t.Errorf("shapeOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSQLStatement(t *testing.T) {
+	for q, want := range map[string]string{
+		"SELECT count(*) FROM orders":                  "SELECT count(*) FROM orders",
+		"please run select * from users where id = 3":  "select * from users where id = 3",
+		"INSERT INTO logs VALUES (1)":                  "INSERT INTO logs VALUES (1)",
+		"select the last ten orders from the database": "", // English
+		"delete the pod from the cluster":              "",
+		"update the issue":                             "",
+	} {
+		fields := strings.Fields(q)
+		from, to := sqlStatement(fields)
+		if got := strings.Join(fields[from:to], " "); got != want {
+			t.Errorf("sqlStatement(%q) = %q, want %q", q, got, want)
 		}
 	}
 }

@@ -18,7 +18,8 @@ type Query struct {
 type concept struct {
 	word  string // as the query wrote it, lower case
 	alts  []alt  // alts[0] is its own term (weight 1, less in context or a value, 0 for a cue or a phrasal verb); then the thesaurus's, best first
-	shape bool   // a value's kind (a URL, a file…): alts[0] is the kind, at weightShape
+	shape bool   // a value's kind (a URL, a file…): alts[0] is the kind's term, at weightShape
+	kind  string // the kind, as shapeOf names it
 	whole bool   // the whole of a word written in parts (token.whole)
 }
 
@@ -88,7 +89,7 @@ func ParseQuery(text string) Query {
 	var cues []string
 	from, to := sqlStatement(fields)
 	if to > from {
-		kinds = append(kinds, concept{word: strings.ToLower(strings.Join(fields[from:to], " ")), alts: []alt{{"sql", weightShape}}, shape: true})
+		kinds = append(kinds, concept{word: strings.ToLower(strings.Join(fields[from:to], " ")), alts: []alt{{"sql", weightShape}}, shape: true, kind: "sql"})
 	}
 	context := false // after a preposition, in the same clause
 	for i := 0; i < len(fields); i++ {
@@ -126,10 +127,14 @@ func ParseQuery(text string) Query {
 		if context {
 			w = weightContext
 		}
-		if kind := shapeOf(f); kind != "" {
+		kind := shapeOf(f)
+		if kind == "" && i+1 < len(fields) && strings.HasSuffix(f, ",") && isCoordinates(f+strings.TrimRight(fields[i+1], ",;.")) {
+			kind = "coordinates" // 40.7128, -74.0060
+		}
+		if kind != "" {
 			w *= weightValueWord
-			kinds = append(kinds, concept{word: strings.ToLower(f), alts: []alt{{kind, weightShape}}, shape: true})
-		} else if isDigits(strings.TrimLeft(lower, "#")) {
+			kinds = append(kinds, concept{word: strings.ToLower(f), alts: []alt{{kindTerm(kind), weightShape}}, shape: true, kind: kind})
+		} else if isDigits(strings.TrimLeft(lower, "#")) || isDecimal(lower) {
 			w *= weightValueWord // a number is an argument: PR 42, the last 20 lines
 		}
 		for _, t := range tokenize(f, nil) {
@@ -333,6 +338,9 @@ func (q Query) Empty() bool { return len(q.concepts) == 0 }
 // "pattern" (*.go), "user" (@alice), "channel" (#general); else "".
 func shapeOf(f string) string {
 	f = strings.Trim(f, "\"'`()[]{}<>,;!?")
+	if len(f) > 2 && f[0] == ':' && f[len(f)-1] == ':' && isName(strings.ReplaceAll(f[1:len(f)-1], "+", "")) {
+		return "emoji" // :thumbsup:, :+1:
+	}
 	f = strings.TrimRight(f, ".:")
 	if len(f) < 2 {
 		return ""
@@ -346,6 +354,8 @@ func shapeOf(f string) string {
 
 	case f[0] == '@' && isName(f[1:]):
 		return "user"
+	case isCoordinates(f):
+		return "coordinates"
 	case f[0] == '#' && isName(f[1:]) && !isDigits(f[1:]):
 		return "channel"
 	case conventionalFile(lower):
@@ -367,6 +377,20 @@ func shapeOf(f string) string {
 		return "file"
 	}
 	return ""
+}
+
+// isCoordinates reports whether f is a latitude and a longitude, decimal
+// numbers with a comma between them (40.7128,-74.0060).
+func isCoordinates(f string) bool {
+	lat, lng, ok := strings.Cut(f, ",")
+	return ok && isDecimal(lat) && isDecimal(lng)
+}
+
+// isDecimal reports whether s is a number with a fractional part, signed
+// or not (-74.0060).
+func isDecimal(s string) bool {
+	whole, frac, ok := strings.Cut(strings.TrimPrefix(s, "-"), ".")
+	return ok && isDigits(whole) && isDigits(frac)
 }
 
 func cutLast(s string, sep byte) (before, after string, found bool) {
@@ -418,4 +442,11 @@ func webDomains(ext string) bool {
 		return true
 	}
 	return false
+}
+
+// kindTerm is the term of a value's kind, as documents index it
+// ("directory" → directori).
+func kindTerm(kind string) string {
+	t, _ := term(kind)
+	return t
 }

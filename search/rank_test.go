@@ -210,7 +210,7 @@ func TestParseQuery(t *testing.T) {
 		// A value's kind is a term as documents index it; a latitude and
 		// longitude, an emoji are values too.
 		"reverse geocode 40.7,-74.0 and react :eyes:": {"reverse=revers", "geocode=geocod", "40=40@0.25", "7=7@0.25", "74=74@0.25", "0=0@0.25", "react=react", "eyes=ey@0.25", "40.7,-74.0=coordin", ":eyes:=emoji"},
-		"elevation at 39.74, -104.99": {"elevation=elev", "39=39@0.23", "74=74@0.23", "104=104@0.25", "99=99@0.25", "39.74,=coordin"},
+		"elevation at 39.74, -104.99":                 {"elevation=elev", "39=39@0.23", "74=74@0.23", "104=104@0.25", "99=99@0.25", "39.74,=coordin"},
 		// A statement of SQL is a value: its words name tables, its kind the tool.
 		"run SELECT name FROM users": {"run=run", "select=select@0.25", "name=name@0.25", "users=user@0.25", "select name from users=sql"},
 	} {

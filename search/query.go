@@ -356,6 +356,8 @@ func shapeOf(f string) string {
 		return "user"
 	case isCoordinates(f):
 		return "coordinates"
+	case isEnvName(f):
+		return "environment" // OPENAI_API_KEY, $HOME
 	case f[0] == '#' && isName(f[1:]) && !isDigits(f[1:]):
 		return "channel"
 	case conventionalFile(lower):
@@ -384,6 +386,22 @@ func shapeOf(f string) string {
 func isCoordinates(f string) bool {
 	lat, lng, ok := strings.Cut(f, ",")
 	return ok && isDecimal(lat) && isDecimal(lng)
+}
+
+// isEnvName reports whether f is written as environment variables are:
+// capitals, digits and underscores, with at least one underscore
+// (AWS_REGION), or a capitalised name after a $ ($HOME).
+func isEnvName(f string) bool {
+	name, dollar := strings.CutPrefix(f, "$")
+	if len(name) < 2 || (!dollar && !strings.Contains(name, "_")) || name[0] < 'A' || name[0] > 'Z' {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // isDecimal reports whether s is a number with a fractional part, signed

@@ -24,7 +24,7 @@ import (
 //	go test ./search -run Quality -v -args -misses dev   # the dev intents it gets wrong
 
 var (
-	missesOf = flag.String("misses", "", "print the misses of this intent set (dev; heldout, unseen and fresh are never looked at intent by intent)")
+	missesOf = flag.String("misses", "", "print the misses of this intent set (dev, unseen; heldout and fresh are never looked at intent by intent)")
 	onlySet  = flag.String("set", "", "measure only this intent set (dev while tuning: the held-out set is never looked at then)")
 )
 
@@ -34,15 +34,15 @@ var intentSets = []string{"dev", "heldout", "unseen", "fresh"}
 
 // floors are, per intent set, the recall@5 and MRR@10 under which the
 // benchmark fails (a regression): just under what the ranker reaches
-// (dev 0.936 and 0.845, held-out 0.964 and 0.864, unseen 0.821 and
-// 0.713); the fresh set's, set when it was written, a margin under its
-// first figures (0.88 and 0.77). And the ranker must stay above plain
-// BM25 on every set.
+// (dev 0.945 and 0.855, held-out 0.964 and 0.864, unseen 0.906 and
+// 0.795); the fresh set's, which is never tuned on, with a wider margin
+// (0.907 and 0.795; 0.885 and 0.770 when it was written). And the ranker
+// must stay above plain BM25 on every set.
 var floors = map[string]struct{ recall5, mrr float64 }{
-	"dev":     {0.92, 0.83},
+	"dev":     {0.93, 0.84},
 	"heldout": {0.94, 0.85},
-	"unseen":  {0.80, 0.70},
-	"fresh":   {0.84, 0.74},
+	"unseen":  {0.89, 0.78},
+	"fresh":   {0.86, 0.76},
 }
 
 // corpus is the recorded tools of every server.

@@ -197,37 +197,39 @@ func ParseQuery(text string) Query {
 }
 
 // sqlStatement returns where a statement of SQL the query holds starts and
-// ends (fields[from:to]), or 0, 0: from a statement's verb (SELECT,
-// INSERT…) to the end, when at least one more keyword follows and the
-// keywords are written in capitals or the statement holds SQL's
-// punctuation (count(*), a = 1, …;) — "select the last orders from the
-// database" is English, "SELECT * FROM orders" SQL.
+// ends (fields[from:to]), or 0, 0: from a statement's verb to the end, when
+// the keyword that verb needs follows (SELECT … FROM, INSERT INTO, UPDATE …
+// SET, DELETE FROM, CREATE TABLE…) and both are written in capitals or the
+// statement holds SQL's punctuation (count(*), a = 1, …;): "select the last
+// orders from the database" is English, "SELECT * FROM orders" SQL.
 func sqlStatement(fields []string) (from, to int) {
-	keyword := func(f string) (upper, ok bool) {
-		w := strings.Trim(f, ",;()")
-		switch strings.ToLower(w) {
-		case "select", "insert", "update", "delete", "with", "create", "alter", "drop", "explain",
-			"from", "into", "where", "join", "values", "set", "table", "group", "order", "limit", "having":
-			return w == strings.ToUpper(w), true
-		}
-		return false, false
+	word := func(f string) (w string, upper bool) {
+		w = strings.Trim(f, ",;()")
+		return strings.ToLower(w), w == strings.ToUpper(w)
 	}
 	for i, f := range fields {
-		switch strings.ToLower(strings.Trim(f, ",;(")) {
-		case "select", "insert", "update", "delete", "with", "create", "alter", "drop", "explain":
+		verb, upper := word(f)
+		var partners []string
+		switch verb {
+		case "select", "delete":
+			partners = []string{"from"}
+		case "insert":
+			partners = []string{"into"}
+		case "update":
+			partners = []string{"set"}
+		case "create", "alter", "drop":
+			partners = []string{"table", "index", "view"}
 		default:
 			continue
 		}
-		upper, _ := keyword(f)
-		more, punct := 0, false
+		partner, punct := false, false
 		for _, g := range fields[i+1:] {
-			if u, ok := keyword(g); ok {
-				more++
-				upper = upper && u
+			if w, u := word(g); slices.Contains(partners, w) && !partner {
+				partner, upper = true, upper && u
 			}
-			punct = punct || strings.ContainsAny(g, "*=;") || strings.Contains(g, "(")
+			punct = punct || strings.ContainsAny(g, "*=;(")
 		}
-		if more > 0 && (upper || punct) {
+		if partner && (upper || punct) {
 			return i, len(fields)
 		}
 	}
@@ -335,7 +337,9 @@ func (q Query) Empty() bool { return len(q.concepts) == 0 }
 // rather than a word — an agent names the file or page it works on — as
 // the term tools use for it: "url" (https://…, www.…, localhost:3000,
 // example.com), "directory" (src/), "file" (notes.md, ./run.sh, /etc/hosts),
-// "pattern" (*.go), "user" (@alice), "channel" (#general); else "".
+// "pattern" (*.go), "user" (@alice), "channel" (#general), "emoji"
+// (:eyes:), "coordinates" (40.71,-74.01), "environment" (OPENAI_API_KEY,
+// $HOME); else "".
 func shapeOf(f string) string {
 	f = strings.Trim(f, "\"'`()[]{}<>,;!?")
 	if len(f) > 2 && f[0] == ':' && f[len(f)-1] == ':' && isName(strings.ReplaceAll(f[1:len(f)-1], "+", "")) {
@@ -351,7 +355,6 @@ func shapeOf(f string) string {
 		return "url"
 	case strings.ContainsAny(f, "*?") && !strings.ContainsAny(f, "()=,"):
 		return "pattern" // not count(*), a=?
-
 	case f[0] == '@' && isName(f[1:]):
 		return "user"
 	case isCoordinates(f):

@@ -244,6 +244,11 @@ func TestSQLStatement(t *testing.T) {
 		"select the last ten orders from the database": "", // English
 		"delete the pod from the cluster":              "",
 		"update the issue":                             "",
+		"UPDATE users SET name = 'x'":                  "UPDATE users SET name = 'x'",
+		"CREATE TABLE t (id int)":                      "CREATE TABLE t (id int)",
+		// Keys and values are no SQL without the keywords it needs.
+		"create a configmap with the pairs A=1 and B=2": "",
+		"select the rows from PROD where x=1":           "select the rows from PROD where x=1",
 	} {
 		fields := strings.Fields(q)
 		from, to := sqlStatement(fields)

@@ -136,7 +136,7 @@ func term(w string) (string, bool) {
 // irregular are English verbs' irregular past forms and nouns' irregular
 // plurals, which suffix stripping cannot reduce: "the requests the page
 // sent" asks for what "send" does, "overwritten" is "overwrite".
-// Ambiguous forms ("left", "lay", "found" as a verb of its own) are not
+// Forms that are as often another word ("left", "lay", "rose") are not
 // here.
 var irregular = map[string]string{
 	"sent": "send", "ran": "run", "made": "make", "wrote": "write", "written": "write",

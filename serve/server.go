@@ -255,7 +255,10 @@ func sessionOf(ctx context.Context) string {
 // a task (taskSupport "required") is followed here when the host asked for
 // progress: each change of the task's status reaches the host as
 // notifications/progress with the status message.
-func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mcp.ProgressToken) (*mcp.CallToolResult, error) {
+//
+// A server's questions (elicitation) reach a host that can answer them
+// (relay.go); mrt is the host's answer to the last one (2026-07-28).
+func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mcp.ProgressToken, mrt mcp.MultiRoundTripParams) (*mcp.CallToolResult, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")
 	}
@@ -271,13 +274,30 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 		fw.logger = ns // the host sees one server where there are many
 	}
 	defer fw.flush()
+	modern, asks := hostElicits(ctx)
+	hooks := client.StreamHooks{Frame: fw.frame}
+	if asks && !req.Detach {
+		req.Elicit = api.ElicitAsk
+		hooks.Elicit = f.askSession
+	}
 	for {
 		var resp *api.CallResponse
 		var err error
-		if req.Detach {
+		switch {
+		case req.Detach:
 			resp, err = c.Call(ctx, req)
-		} else {
-			resp, err = c.CallStream(ctx, req, fw.frame)
+		case modern && asks:
+			var ask *mcp.CallToolResult
+			resp, ask, err = f.rounds(ctx, c, req, fw, mrt)
+			if errors.Is(err, ErrUnknownRequestState) {
+				return nil, err
+			}
+			if ask != nil {
+				return ask, nil
+			}
+			mrt = mcp.MultiRoundTripParams{} // (a confirmation starts anew)
+		default:
+			resp, err = c.CallStreamWith(ctx, req, hooks)
 		}
 		var ae *client.APIError
 		if errors.As(err, &ae) && ae.Code() == api.CodeConfirmation && !req.Confirmed {

@@ -8,7 +8,8 @@
 //   "transport": "stdio" | "http",
 //   "command": "...", "args": [...], "cwd": "...", "env": {...},   // stdio
 //   "url": "http://127.0.0.1:PORT/mcp", "headers": {...},           // http
-//   "elicit": "accept" | "decline" | undefined,  // declare elicitation and answer so
+//   "elicit": "accept" | "decline" | {"action", "content"} | undefined,  // declare elicitation and answer so
+//                                     // ("accept": {confirm: true}; an object: itself)
 //   "steps": [ {"op": "listTools"} | {"op": "call", "name", "arguments"} |
 //              {"op": "listResources"} | {"op": "listResourceTemplates"} |
 //              {"op": "readResource", "uri"} | {"op": "listPrompts"} |
@@ -48,6 +49,7 @@ client.fallbackNotificationHandler = async (n) => {
 if (plan.elicit) {
   client.setRequestHandler(ElicitRequestSchema, async (req) => {
     report.elicitations.push(req.params.message);
+    if (typeof plan.elicit === "object") return plan.elicit;
     return plan.elicit === "accept" ? { action: "accept", content: { confirm: true } } : { action: "decline" };
   });
 }

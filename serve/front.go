@@ -66,11 +66,14 @@ func (s *mcpxServer) newFront(ns string, cat *catalog) *front {
 		server.WithPromptCapabilities(true),
 		server.WithLogging(),
 		server.WithRecovery(),
+		server.WithCompletions(),
 	}
 	if instr != "" {
 		opts = append(opts, server.WithInstructions(instr))
 	}
-	f := &front{s: s, ns: ns, mcp: server.NewMCPServer(name, ver, opts...)}
+	f := &front{s: s, ns: ns}
+	opts = append(opts, server.WithPromptCompletionProvider(completer{f}), server.WithResourceCompletionProvider(completer{f}))
+	f.mcp = server.NewMCPServer(name, ver, opts...)
 	if s.opts.HTTP != "" {
 		f.http = server.NewStreamableHTTPServer(f.mcp)
 	}

@@ -270,6 +270,9 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 	name := ns + "." + tool
 	fw := &forwarder{srv: f.mcp, ctx: ctx, token: token}
 	fw.write, _ = ctx.Value(directWriteKey{}).(func([]byte) error)
+	if fw.write == nil {
+		fw.write = directWriter(ctx)
+	}
 	if f.ns == "" {
 		fw.logger = ns // the host sees one server where there are many
 	}

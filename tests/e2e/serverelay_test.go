@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,7 +45,13 @@ type host2026Report struct {
 		} `json:"error"`
 	} `json:"results"`
 	Elicitations []json.RawMessage `json:"elicitations"`
-	ConnectError string            `json:"connectError"`
+	Progress     []struct {
+		Progress    float64 `json:"progress"`
+		Total       float64 `json:"total"`
+		Call        int     `json:"call"`
+		AfterResult bool    `json:"afterResult"`
+	} `json:"progress"`
+	ConnectError string `json:"connectError"`
 }
 
 // relayAnswers are what the hosts answer the servers' forms with, and
@@ -127,4 +134,154 @@ func TestServeRelaysElicitation(t *testing.T) {
 	if res := r2.Results[0]; res.Result == nil || res.Result.text() != "decline" {
 		t.Errorf("2026 host without elicitation: %+v %+v", res.Result, res.Error)
 	}
+}
+
+// A host's completion/complete reaches the server whose prompt or
+// resource template it names, and the server's values come back: on the
+// aggregate (stdio, NS.NAME and mcpx://NS/ names) and on a namespace's
+// own endpoint (HTTP, the server's own names).
+func TestServeRelaysCompletion(t *testing.T) {
+	e := NewEnv(t)
+	serveConfig(t, e)
+	complete := func(ref map[string]any, arg, value string, context map[string]any) map[string]any {
+		params := map[string]any{"ref": ref, "argument": map[string]any{"name": arg, "value": value}}
+		if context != nil {
+			params["context"] = map[string]any{"arguments": context}
+		}
+		return map[string]any{"op": "request", "method": "completion/complete", "params": params}
+	}
+	steps := func(prompt, template string) []map[string]any {
+		return []map[string]any{
+			complete(map[string]any{"type": "ref/prompt", "name": prompt}, "name", "", map[string]any{"department": "Marketing"}),
+			complete(map[string]any{"type": "ref/prompt", "name": prompt}, "department", "S", nil),
+			complete(map[string]any{"type": "ref/resource", "uri": template}, "resourceId", "42", nil),
+			complete(map[string]any{"type": "ref/prompt", "name": "no-such-prompt"}, "name", "", nil),
+		}
+	}
+	type completion struct {
+		Completion struct {
+			Values []string `json:"values"`
+		} `json:"completion"`
+	}
+	check := func(t *testing.T, r serveReport) {
+		t.Helper()
+		want := [][]string{{"Grace", "Henry", "Iris"}, {"Sales", "Support"}, {"42"}}
+		for i, w := range want {
+			got := decodeAs[completion](t, r.step(t, i)).Completion.Values
+			if strings.Join(got, ",") != strings.Join(w, ",") {
+				t.Errorf("completion %d: %v, want %v", i, got, w)
+			}
+		}
+		if r.Steps[3].Error == nil {
+			t.Errorf("a prompt nobody serves was completed: %s", r.Steps[3].Result)
+		}
+	}
+	t.Run("aggregate-stdio", func(t *testing.T) {
+		check(t, sdkClient(t, e, map[string]any{"args": []string{"serve"},
+			"steps": steps("everything.completable-prompt", "mcpx://everything/demo://resource/dynamic/text/{resourceId}")}))
+	})
+	t.Run("own-http", func(t *testing.T) {
+		addr := freeAddr(t)
+		startServe(t, e, "--http", addr)
+		check(t, sdkClient(t, e, map[string]any{"transport": "http", "url": "http://" + addr + "/mcp/everything", "headers": keyHeader(t, e),
+			"steps": steps("completable-prompt", "demo://resource/dynamic/text/{resourceId}")}))
+	})
+}
+
+// progressCalls is how many calls the progress test makes one after the
+// other, each with progressSteps notifications 10 ms apart
+// (server-everything's trigger-long-running-operation).
+const (
+	progressCalls = 4
+	progressSteps = 100
+)
+
+// checkEveryProgress checks that each call's progress arrived whole: every
+// notification of 1..progressSteps, in order, all before its result.
+// progress lists (call, progress, afterResult) as the host saw them.
+func checkEveryProgress(t *testing.T, progress [][3]float64) {
+	t.Helper()
+	next := make([]float64, progressCalls)
+	for _, p := range progress {
+		call, value, after := int(p[0]), p[1], p[2] != 0
+		if call < 0 || call >= progressCalls {
+			t.Errorf("progress for call %d", call)
+			continue
+		}
+		if after {
+			t.Errorf("call %d: progress %v after the result", call, value)
+		}
+		if value != next[call]+1 {
+			t.Errorf("call %d: progress %v after %v", call, value, next[call])
+		}
+		next[call] = value
+	}
+	for call, last := range next {
+		if last != progressSteps {
+			t.Errorf("call %d: the last progress before the result was %v of %d", call, last, progressSteps)
+		}
+	}
+}
+
+// Every progress notification of a call reaches the host, in order, all
+// before the call's result: 4 calls of 100 notifications each, over stdio
+// (the aggregate), HTTP (a namespace's own endpoint) and HTTP to a
+// 2026-07-28 host.
+func TestServeProgressEveryNotification(t *testing.T) {
+	e := NewEnv(t)
+	serveConfig(t, e)
+	args := map[string]any{"duration": progressSteps / 100, "steps": progressSteps}
+	var steps, own, calls []map[string]any
+	for range progressCalls {
+		steps = append(steps, map[string]any{"op": "call", "name": "everything.trigger-long-running-operation", "arguments": args, "progress": true})
+		own = append(own, map[string]any{"op": "call", "name": "trigger-long-running-operation", "arguments": args, "progress": true})
+		calls = append(calls, map[string]any{"name": "trigger-long-running-operation", "arguments": args, "progress": true})
+	}
+	fromSDK := func(t *testing.T, r serveReport) [][3]float64 {
+		var out [][3]float64
+		for i := range steps {
+			if got := decodeAs[toolResult](t, r.step(t, i)); got.IsError {
+				t.Fatalf("call %d: %+v", i, got)
+			}
+		}
+		// As serve wrote them: the SDK 1.x may drop the last one itself
+		// (client.mjs).
+		for _, p := range r.WireProgress {
+			after := 0.0
+			if p.AfterResult {
+				after = 1
+			}
+			out = append(out, [3]float64{float64(p.Step), p.Progress, after})
+		}
+		return out
+	}
+	t.Run("stdio", func(t *testing.T) {
+		checkEveryProgress(t, fromSDK(t, sdkClient(t, e, map[string]any{"args": []string{"serve"}, "steps": steps})))
+	})
+	addr := freeAddr(t)
+	startServe(t, e, "--http", addr)
+	url := "http://" + addr + "/mcp/everything"
+	t.Run("http", func(t *testing.T) {
+		checkEveryProgress(t, fromSDK(t, sdkClient(t, e, map[string]any{"transport": "http", "url": url, "headers": keyHeader(t, e), "steps": own})))
+	})
+	t.Run("http-2026", func(t *testing.T) {
+		r := host2026(t, e, map[string]any{"url": url, "headers": keyHeader(t, e), "calls": calls})
+		if r.ProtocolVersion != "2026-07-28" {
+			t.Errorf("the host speaks %q with serve", r.ProtocolVersion)
+		}
+		for i, res := range r.Results {
+			if res.Result == nil || res.Result.IsError {
+				t.Fatalf("call %d: %+v %+v", i, res.Result, res.Error)
+			}
+		}
+		var out [][3]float64
+		for _, p := range r.Progress {
+			after := 0.0
+			if p.AfterResult {
+				after = 1
+			}
+			out = append(out, [3]float64{float64(p.Call), p.Progress, after})
+		}
+		checkEveryProgress(t, out)
+	})
 }

@@ -9,8 +9,9 @@
 //
 // plan: {"url": "http://127.0.0.1:PORT/mcp/NS", "headers": {...},
 //        "elicit": {"action": "accept", "content": {...}} | undefined,  // declare elicitation and answer so
-//        "calls": [{"name", "arguments"}]}
-// report: {"protocolVersion", "results": [{"result"} | {"error"}], "elicitations": [params]}
+//        "calls": [{"name", "arguments", "progress": bool}]}   // progress: ask for progress notifications
+// report: {"protocolVersion", "results": [{"result"} | {"error"}], "elicitations": [params],
+//          "progress": [progress params, with "call" (its index) and "afterResult"]}
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
@@ -20,7 +21,7 @@ const require = createRequire(path.join(here, "..", "npm", "package.json"));
 const { Client, StreamableHTTPClientTransport } = await import(require.resolve("@modelcontextprotocol/client"));
 
 const plan = JSON.parse(process.argv[2]);
-const report = { results: [], elicitations: [] };
+const report = { results: [], elicitations: [], progress: [] };
 const capabilities = plan.elicit ? { elicitation: { form: {} } } : {};
 const client = new Client({ name: "mcpx-serve-test-2026", version: "1.0.0" }, { capabilities, versionNegotiation: { mode: { pin: "2026-07-28" } } });
 if (plan.elicit) {
@@ -33,11 +34,16 @@ const transport = new StreamableHTTPClientTransport(new URL(plan.url), { request
 try {
   await client.connect(transport);
   report.protocolVersion = client.protocolVersion ?? transport.protocolVersion ?? null;
-  for (const c of plan.calls) {
+  for (const [index, c] of plan.calls.entries()) {
+    let answered = false;
+    const onprogress = (p) => report.progress.push({ ...p, call: index, afterResult: answered });
+    const options = c.progress ? { onprogress, resetTimeoutOnProgress: true } : undefined;
     try {
-      report.results.push({ result: await client.callTool({ name: c.name, arguments: c.arguments || {} }) });
+      report.results.push({ result: await client.callTool({ name: c.name, arguments: c.arguments || {} }, options) });
     } catch (e) {
       report.results.push({ error: { code: e.code ?? null, message: String(e.message ?? e) } });
+    } finally {
+      answered = true;
     }
   }
 } catch (e) {

@@ -87,6 +87,11 @@ func elicitationParams(raw json.RawMessage) (mcp.ElicitationParams, error) {
 // names no call serve holds: never given out, answered already, or expired.
 var ErrUnknownRequestState = errors.New("unknown requestState")
 
+// ErrBadInputResponse is a 2026-07-28 host's answer that is no elicitation
+// result. Like an unknown requestState, it is a protocol error (a JSON-RPC
+// error), not the tool's.
+var ErrBadInputResponse = errors.New("not an elicitation result")
+
 // parkWait bounds how long a parked call waits for its host's answer (as
 // the daemon bounds an elicitation's).
 var parkWait = api.ElicitWait * time.Minute
@@ -130,11 +135,12 @@ func (pk *parking) park(p *parked) string {
 	_, _ = rand.Read(b[:])
 	state := "mcpx-" + hex.EncodeToString(b[:])
 	pk.mu.Lock()
+	defer pk.mu.Unlock()
 	if pk.calls == nil {
 		pk.calls = map[string]*parked{}
 	}
 	pk.calls[state] = p
-	pk.mu.Unlock()
+	// (Set under the lock: take, which stops it, may run at once.)
 	p.timer = time.AfterFunc(parkWait, func() {
 		if q := pk.take(state); q != nil {
 			q.cancel()
@@ -190,7 +196,7 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 		}
 		if err != nil {
 			p.cancel()
-			return nil, nil, fmt.Errorf("resume the call of %s.%s: inputResponses[%q]: %w", req.Namespace, req.Tool, p.key, err)
+			return nil, nil, fmt.Errorf("resume the call of %s.%s: inputResponses[%q]: %w: %w", req.Namespace, req.Tool, p.key, ErrBadInputResponse, err)
 		}
 		p.fw.Store(fw)
 		p.q.answer <- raw
@@ -242,7 +248,7 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 				}
 				if err != nil {
 					p.cancel()
-					return nil, nil, fmt.Errorf("call %s.%s: inputResponses[%q]: %w", req.Namespace, req.Tool, q.e.Key, err)
+					return nil, nil, fmt.Errorf("call %s.%s: inputResponses[%q]: %w: %w", req.Namespace, req.Tool, q.e.Key, ErrBadInputResponse, err)
 				}
 				q.answer <- raw
 				continue
@@ -285,7 +291,7 @@ func checkElicitResult(raw json.RawMessage) error {
 		Content json.RawMessage `json:"content"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return fmt.Errorf("not an elicitation result: %w", err)
+		return err
 	}
 	switch r.Action {
 	case api.ActionAccept, api.ActionDecline, api.ActionCancel:
@@ -296,4 +302,20 @@ func checkElicitResult(raw json.RawMessage) error {
 		return errors.New("an elicitation result's content is an object")
 	}
 	return nil
+}
+
+// closeParked cancels the parked calls of every front.
+func (s *mcpxServer) closeParked() {
+	s.mu.Lock()
+	fronts := make([]*front, 0, len(s.fronts)+1)
+	if s.aggregate != nil {
+		fronts = append(fronts, s.aggregate)
+	}
+	for _, f := range s.fronts {
+		fronts = append(fronts, f)
+	}
+	s.mu.Unlock()
+	for _, f := range fronts {
+		f.parked.closeAll()
+	}
 }

@@ -292,7 +292,7 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 		case modern && asks:
 			var ask *mcp.CallToolResult
 			resp, ask, err = f.rounds(ctx, c, req, fw, mrt)
-			if errors.Is(err, ErrUnknownRequestState) {
+			if errors.Is(err, ErrUnknownRequestState) || errors.Is(err, ErrBadInputResponse) {
 				return nil, err
 			}
 			if ask != nil {

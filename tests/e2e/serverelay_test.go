@@ -80,10 +80,15 @@ func TestServeRelaysElicitation(t *testing.T) {
 		{"fl", "ask_profile", profileEcho},
 		{"tm", "book", bookEcho},
 		{"tl", "book", bookEcho},
+		{"fx", "ask_url", "accept"}, // URL mode
+		{"tl", "verify", "accept"},
 	}
 	answer := func(tool string) map[string]any {
-		if tool == "book" {
+		switch tool {
+		case "book":
 			return bookAnswer
+		case "ask_url", "verify":
+			return map[string]any{"action": "accept"}
 		}
 		return profileAnswer
 	}
@@ -92,7 +97,8 @@ func TestServeRelaysElicitation(t *testing.T) {
 	base := "http://" + addr + "/mcp"
 
 	for _, c := range calls {
-		t.Run("2025-stdio/"+c.ns, func(t *testing.T) {
+		name := c.ns + "." + c.tool
+		t.Run("2025-stdio/"+name, func(t *testing.T) {
 			r := sdkClient(t, e, map[string]any{"args": []string{"serve"}, "elicit": answer(c.tool), "steps": []map[string]any{
 				{"op": "call", "name": c.ns + "." + c.tool},
 			}})
@@ -103,14 +109,14 @@ func TestServeRelaysElicitation(t *testing.T) {
 				t.Errorf("the host was asked %d times: %v", len(r.Elicitations), r.Elicitations)
 			}
 		})
-		t.Run("2025-http/"+c.ns, func(t *testing.T) {
+		t.Run("2025-http/"+name, func(t *testing.T) {
 			r := sdkClient(t, e, map[string]any{"transport": "http", "url": base + "/" + c.ns, "headers": keyHeader(t, e),
 				"elicit": answer(c.tool), "steps": []map[string]any{{"op": "call", "name": c.tool}}})
 			if got := decodeAs[toolResult](t, r.step(t, 0)); got.IsError || got.text() != c.want {
 				t.Errorf("%s: %+v (elicitations %v)", c.tool, got, r.Elicitations)
 			}
 		})
-		t.Run("2026-http/"+c.ns, func(t *testing.T) {
+		t.Run("2026-http/"+name, func(t *testing.T) {
 			r := host2026(t, e, map[string]any{"url": base + "/" + c.ns, "headers": keyHeader(t, e),
 				"elicit": answer(c.tool), "calls": []map[string]any{{"name": c.tool}}})
 			if r.ProtocolVersion != "2026-07-28" {

@@ -43,7 +43,7 @@ const plan = JSON.parse(process.argv[2]);
 const report = { steps: [], notifications: [], elicitations: [], progress: [], logs: [], wireProgress: [] };
 const waiters = [];
 
-const capabilities = plan.elicit ? { elicitation: {} } : {};
+const capabilities = plan.elicit ? { elicitation: { form: {}, url: {} } } : {};
 const client = new Client({ name: "mcpx-serve-test", version: "1.0.0" }, { capabilities });
 client.fallbackNotificationHandler = async (n) => {
   report.notifications.push(n.method);

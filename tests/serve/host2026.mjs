@@ -22,7 +22,7 @@ const { Client, StreamableHTTPClientTransport } = await import(require.resolve("
 
 const plan = JSON.parse(process.argv[2]);
 const report = { results: [], elicitations: [], progress: [] };
-const capabilities = plan.elicit ? { elicitation: { form: {} } } : {};
+const capabilities = plan.elicit ? { elicitation: { form: {}, url: {} } } : {};
 const client = new Client({ name: "mcpx-serve-test-2026", version: "1.0.0" }, { capabilities, versionNegotiation: { mode: { pin: "2026-07-28" } } });
 if (plan.elicit) {
   client.setRequestHandler("elicitation/create", async (req) => {

@@ -98,11 +98,13 @@ var parkWait = api.ElicitWait * time.Minute
 
 // parked is a call of a 2026-07-28 host waiting between rounds.
 type parked struct {
+	tool   string        // NS.TOOL, which the host's next round must name
 	asks   chan question // the call's questions, one at a time
 	done   chan finished // its end (buffered: the call never blocks on it)
 	cancel context.CancelFunc
 	// fw forwards the call's progress and log frames to the host's
-	// request of the current round.
+	// request of the current round; nil between rounds (the call then
+	// waits for an answer and sends none) and once the host gave up.
 	fw atomic.Pointer[forwarder]
 	// Set when the call is parked, read when it resumes.
 	q     question
@@ -182,7 +184,11 @@ func (pk *parking) closeAll() {
 func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallRequest, fw *forwarder, mrt mcp.MultiRoundTripParams) (*api.CallResponse, *mcp.CallToolResult, error) {
 	var p *parked
 	if mrt.RequestState != "" {
-		if p = f.parked.take(mrt.RequestState); p == nil {
+		if p = f.parked.take(mrt.RequestState); p != nil && p.tool != req.Namespace+"."+req.Tool {
+			p.cancel() // the state was sent with another tool's call
+			p = nil
+		}
+		if p == nil {
 			return nil, nil, fmt.Errorf("resume the call of %s.%s: %w (a requestState serves once, within %s)", req.Namespace, req.Tool, ErrUnknownRequestState, parkWait)
 		}
 		answer, ok := mrt.InputResponses[p.key]
@@ -202,10 +208,14 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 		p.q.answer <- raw
 	} else {
 		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		p = &parked{asks: make(chan question), done: make(chan finished, 1), cancel: cancel}
+		p = &parked{tool: req.Namespace + "." + req.Tool, asks: make(chan question), done: make(chan finished, 1), cancel: cancel}
 		p.fw.Store(fw)
 		hooks := client.StreamHooks{
-			Frame: func(fr api.StreamFrame) { p.fw.Load().frame(fr) },
+			Frame: func(fr api.StreamFrame) {
+				if fw := p.fw.Load(); fw != nil {
+					fw.frame(fr)
+				}
+			},
 			Elicit: func(ctx context.Context, e api.Elicitation) json.RawMessage {
 				q := question{e: e, answer: make(chan json.RawMessage, 1)}
 				select {
@@ -247,17 +257,22 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 					err = checkElicitResult(raw)
 				}
 				if err != nil {
+					p.fw.Store(nil)
 					p.cancel()
 					return nil, nil, fmt.Errorf("call %s.%s: inputResponses[%q]: %w: %w", req.Namespace, req.Tool, q.e.Key, ErrBadInputResponse, err)
 				}
 				q.answer <- raw
 				continue
 			}
+			p.fw.Store(nil)
 			return nil, f.inputRequired(p), nil
 		case d := <-p.done:
 			return d.resp, nil, d.err
 		case <-ctx.Done():
-			p.cancel() // the host gave up the call
+			// The host gave up the call: it ends before the round does,
+			// so that no frame reaches the round's forwarder after it.
+			p.cancel()
+			<-p.done
 			return nil, nil, ctx.Err()
 		}
 	}

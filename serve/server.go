@@ -278,6 +278,10 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 	}
 	defer fw.flush()
 	modern, asks := hostElicits(ctx)
+	var confirmAnswer *mcp.InputResponse // a 2026-07-28 host's answer to confirmRound
+	if a, ok := mrt.InputResponses[confirmKey]; ok && modern {
+		confirmAnswer = &a
+	}
 	hooks := client.StreamHooks{Frame: fw.frame}
 	if asks && !req.Detach {
 		req.Elicit = api.ElicitAsk
@@ -304,7 +308,16 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 		}
 		var ae *client.APIError
 		if errors.As(err, &ae) && ae.Code() == api.CodeConfirmation && !req.Confirmed {
-			ok, why := f.confirm(ctx, name, ae.Error())
+			var ok bool
+			var why string
+			if modern && asks {
+				var ask *mcp.CallToolResult
+				if ok, why, ask = confirmRound(name, ae.Error(), confirmAnswer); ask != nil {
+					return ask, nil
+				}
+			} else {
+				ok, why = f.confirm(ctx, name, ae.Error())
+			}
 			if !ok {
 				return mcp.NewToolResultError(why), nil
 			}
@@ -374,7 +387,16 @@ func (f *front) confirm(ctx context.Context, name, reason string) (bool, string)
 	if !ok || cs.GetClientCapabilities().Elicitation == nil {
 		return false, fmt.Sprintf("%s was not run: %s. This host cannot ask you to confirm (it does not support MCP elicitation); call it with `mcpx call %s --yes` in a terminal, or set the server's policy.destructive to allow.", name, reason, name)
 	}
-	res, err := f.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
+	res, err := f.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{Params: confirmParams(name, reason)})
+	if err != nil {
+		return false, fmt.Sprintf("%s was not run: %s, and asking for confirmation failed: %v", name, reason, err)
+	}
+	return confirmed(name, res)
+}
+
+// confirmParams is the question that confirms a destructive call.
+func confirmParams(name, reason string) mcp.ElicitationParams {
+	return mcp.ElicitationParams{
 		Message: fmt.Sprintf("%s is destructive. Run it?", name),
 		RequestedSchema: map[string]any{
 			"type": "object",
@@ -383,10 +405,12 @@ func (f *front) confirm(ctx context.Context, name, reason string) (bool, string)
 			},
 			"required": []string{"confirm"},
 		},
-	}})
-	if err != nil {
-		return false, fmt.Sprintf("%s was not run: %s, and asking for confirmation failed: %v", name, reason, err)
 	}
+}
+
+// confirmed reads the user's answer to confirmParams: only an accept with
+// confirm: true runs the call.
+func confirmed(name string, res *mcp.ElicitationResult) (bool, string) {
 	if res.Action != mcp.ElicitationResponseActionAccept {
 		return false, fmt.Sprintf("%s was not run: the user answered %s.", name, res.Action)
 	}
@@ -394,6 +418,29 @@ func (f *front) confirm(ctx context.Context, name, reason string) (bool, string)
 		return false, fmt.Sprintf("%s was not run: the user did not confirm it.", name)
 	}
 	return true, ""
+}
+
+// confirmKey names the confirmation of a destructive call among a
+// 2026-07-28 host's inputRequests.
+const confirmKey = "mcpx-confirm"
+
+// confirmRound confirms a destructive call for a 2026-07-28 host: without
+// its answer (answer nil) the result asks for it (input_required, no
+// requestState: the host sends the call again with the answer, and mcpx
+// asks the daemon anew); with it, as confirm.
+func confirmRound(name, reason string, answer *mcp.InputResponse) (bool, string, *mcp.CallToolResult) {
+	if answer == nil {
+		return false, "", &mcp.CallToolResult{
+			Result: mcp.Result{ResultType: mcp.ResultTypeInputRequired},
+			MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: mcp.InputRequests{
+				confirmKey: mcp.NewElicitationInputRequest(confirmParams(name, reason))}},
+		}
+	}
+	if err := answer.DecodeFor(mcp.MethodElicitationCreate); err != nil || answer.Elicitation == nil {
+		return false, fmt.Sprintf("%s was not run: the answer to its confirmation is no elicitation result.", name), nil
+	}
+	ok, why := confirmed(name, answer.Elicitation)
+	return ok, why, nil
 }
 
 // inlineBlobs replaces each item of the list field that carries

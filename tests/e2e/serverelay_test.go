@@ -291,3 +291,41 @@ func TestServeProgressEveryNotification(t *testing.T) {
 		checkEveryProgress(t, out)
 	})
 }
+
+// A destructive call from a 2026-07-28 host is confirmed by asking the
+// host (an input_required result, the call sent again with the answer):
+// it runs only on accept with confirm: true.
+func TestServeConfirmsFor2026Host(t *testing.T) {
+	e := NewEnv(t)
+	serveConfig(t, e)
+	addr := freeAddr(t)
+	startServe(t, e, "--http", addr)
+	url := "http://" + addr + "/mcp/demo"
+	note := func(name string) []map[string]any {
+		return []map[string]any{
+			{"name": "add_note", "arguments": map[string]any{"name": name, "text": "kept"}},
+			{"name": "delete_note", "arguments": map[string]any{"name": name}},
+			{"name": "get_note", "arguments": map[string]any{"name": name}},
+		}
+	}
+	// Declined: the note stays.
+	r := host2026(t, e, map[string]any{"url": url, "headers": keyHeader(t, e), "elicit": map[string]any{"action": "decline"}, "calls": note("a")})
+	if len(r.Elicitations) != 1 {
+		t.Errorf("the host was asked %d times", len(r.Elicitations))
+	}
+	if del := r.Results[1].Result; del == nil || !del.IsError || !strings.Contains(del.text(), "decline") {
+		t.Errorf("declined delete_note: %+v %+v", del, r.Results[1].Error)
+	}
+	if got := r.Results[2].Result; got == nil || got.IsError || !strings.Contains(got.text(), "kept") {
+		t.Errorf("the note went although the delete was declined: %+v", got)
+	}
+	// Confirmed: it goes.
+	r = host2026(t, e, map[string]any{"url": url, "headers": keyHeader(t, e),
+		"elicit": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}, "calls": note("b")})
+	if del := r.Results[1].Result; del == nil || del.IsError {
+		t.Errorf("confirmed delete_note: %+v %+v", del, r.Results[1].Error)
+	}
+	if got := r.Results[2].Result; got != nil && !got.IsError && strings.Contains(got.text(), "kept") {
+		t.Errorf("the note is still there after a confirmed delete: %+v", got)
+	}
+}

@@ -18,6 +18,11 @@ import (
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
+// idles counts the connections of keepAliveClient's servers that went
+// idle (their answer written), so that a test closes a kept connection
+// only once the server holds it as idle.
+var idles atomic.Int64
+
 // keepAliveClient is newTestClient with keep-alive on, its socket served
 // by a net/http server (as the daemon's is) answering with h. It returns
 // how many connections the server accepted.
@@ -27,8 +32,11 @@ func keepAliveClient(t *testing.T, h http.HandlerFunc) (*Client, *http.Server, *
 	c.pool = &connPool{}
 	var conns atomic.Int64
 	srv := &http.Server{Handler: h, ConnState: func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
+		switch st {
+		case http.StateNew:
 			conns.Add(1)
+		case http.StateIdle:
+			idles.Add(1)
 		}
 	}}
 	go srv.Serve(ln)
@@ -82,6 +90,7 @@ func TestKeepAliveReusesTheConnection(t *testing.T) {
 // A kept connection the daemon closed meanwhile (its idle timeout, a
 // restart) is dropped, and the request goes on a new one, once.
 func TestKeepAliveReplacesAClosedConnection(t *testing.T) {
+	idles.Store(0)
 	var calls atomic.Int64
 	c, srv, conns := keepAliveClient(t, func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -94,6 +103,11 @@ func TestKeepAliveReplacesAClosedConnection(t *testing.T) {
 	ctx := context.Background()
 	if _, err := c.Call(ctx, api.CallRequest{Namespace: "demo", Tool: "echo"}); err != nil {
 		t.Fatal(err)
+	}
+	// The server marks the connection idle after the client has read
+	// the answer: closing it before then would leave it open.
+	for deadline := time.Now().Add(10 * time.Second); idles.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
 	}
 	srv.SetKeepAlivesEnabled(false) // closes the idle connection
 	srv.SetKeepAlivesEnabled(true)

@@ -122,7 +122,7 @@ func (d *daemon) answerer(ns, mode string, stream *frameStream) upstream.Answere
 func (d *daemon) ask(ctx context.Context, ns string, q upstream.Inquiry, stream *frameStream) json.RawMessage {
 	id, answer, done := d.elicits.open()
 	defer done()
-	stream.send(api.StreamFrame{Elicit: &api.Elicitation{ID: id, Namespace: ns, Params: q.Params}}, true)
+	stream.send(api.StreamFrame{Elicit: &api.Elicitation{ID: id, Namespace: ns, Params: q.Params, Key: q.Key}}, true)
 	t := time.NewTimer(elicitWait)
 	defer t.Stop()
 	select {

@@ -33,6 +33,7 @@ type route struct {
 var routes = []route{
 	{api.PathAuth, http.MethodGet, (*daemon).serveAuth},
 	{api.PathCall, http.MethodPost, (*daemon).serveCall},
+	{api.PathComplete, http.MethodPost, (*daemon).serveComplete},
 	{api.PathElicit, http.MethodPost, (*daemon).serveElicit},
 	{api.PathHealth, http.MethodGet, (*daemon).serveHealth},
 	{api.PathLogin, http.MethodPost, (*daemon).serveLogin},

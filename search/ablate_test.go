@@ -46,6 +46,11 @@ func TestAblate(t *testing.T) {
 			th.phrasal = nil
 			return func() { th.phrasal = keep }
 		}},
+		{"irregular forms", func() func() {
+			keep := irregular
+			irregular = nil
+			return func() { irregular = keep }
+		}},
 		{"second hop", func() func() { return set(&weightSecondHop, 0) }},
 		{"name coverage", func() func() { return set(&nameCoverage, 0) }},
 		{"context weight", func() func() { return set(&weightContext, 1) }},

@@ -18,7 +18,8 @@ type Query struct {
 type concept struct {
 	word  string // as the query wrote it, lower case
 	alts  []alt  // alts[0] is its own term (weight 1, less in context or a value, 0 for a cue or a phrasal verb); then the thesaurus's, best first
-	shape bool   // a value's kind (a URL, a file…): alts[0] is the kind, at weightShape
+	shape bool   // a value's kind (a URL, a file…): alts[0] is the kind's term, at weightShape
+	kind  string // the kind, as shapeOf names it
 	whole bool   // the whole of a word written in parts (token.whole)
 }
 
@@ -103,8 +104,19 @@ type queryWords struct {
 // readQueryWords reads a query's words (request frames already removed).
 func readQueryWords(th *thesaurus, fields []string) queryWords {
 	var qw queryWords
+	from, to := sqlStatement(fields)
+	if to > from {
+		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(strings.Join(fields[from:to], " ")), alts: []alt{{"sql", weightShape}}, shape: true, kind: "sql"})
+	}
 	context := false // after a preposition, in the same clause
 	for i := 0; i < len(fields); i++ {
+		if i >= from && i < to {
+			// A statement's words name its tables and columns, not the tool.
+			for _, t := range tokenize(fields[i], nil) {
+				qw.tokens = append(qw.tokens, queryToken{t, weightValueWord, false})
+			}
+			continue
+		}
 		if n, key := th.phrasalAt(fields, i); n > 0 {
 			qw.tokens = append(qw.tokens, phrasalToken(fields[i:i+n], key, context))
 			i += n - 1
@@ -115,7 +127,7 @@ func readQueryWords(th *thesaurus, fields []string) queryWords {
 			}
 			continue
 		}
-		context = qw.readWord(th, fields[i], context)
+		context = qw.readWord(th, fields, i, context)
 	}
 	return qw
 }
@@ -133,9 +145,10 @@ func phrasalToken(fields []string, key string, context bool) queryToken {
 	return queryToken{token{term: key, written: strings.Join(written, " ")}, w, true}
 }
 
-// readWord reads one word f of a query, in context or not (after a
+// readWord reads the word fields[i] of a query, in context or not (after a
 // preposition, in the same clause), and returns whether the next word is.
-func (qw *queryWords) readWord(th *thesaurus, f string, context bool) bool {
+func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bool) bool {
+	f := fields[i]
 	lower := strings.ToLower(strings.Trim(f, ",;.:!?\"'()"))
 	if isPreposition(lower) {
 		context = true
@@ -144,10 +157,14 @@ func (qw *queryWords) readWord(th *thesaurus, f string, context bool) bool {
 	if context {
 		w = weightContext
 	}
-	if kind := shapeOf(f); kind != "" {
+	kind := shapeOf(f)
+	if kind == "" && i+1 < len(fields) && strings.HasSuffix(f, ",") && isCoordinates(f+strings.TrimRight(fields[i+1], ",;.")) {
+		kind = "coordinates" // 40.7128, -74.0060
+	}
+	if kind != "" {
 		w *= weightValueWord
-		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(f), alts: []alt{{kind, weightShape}}, shape: true})
-	} else if isDigits(strings.TrimLeft(lower, "#")) {
+		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(f), alts: []alt{{kindTerm(kind), weightShape}}, shape: true, kind: kind})
+	} else if isDigits(strings.TrimLeft(lower, "#")) || isDecimal(lower) {
 		w *= weightValueWord // a number is an argument: PR 42, the last 20 lines
 	}
 	for _, t := range tokenize(f, nil) {
@@ -213,6 +230,46 @@ func (b *queryBuilder) addRun(run []queryToken) {
 		b.add(strings.Join(terms[:n], " "), strings.Join(written, " "), w, w)
 		i += n
 	}
+}
+
+// sqlStatement returns where a statement of SQL the query holds starts and
+// ends (fields[from:to]), or 0, 0: from a statement's verb to the end, when
+// the keyword that verb needs follows (SELECT … FROM, INSERT INTO, UPDATE …
+// SET, DELETE FROM, CREATE TABLE…) and both are written in capitals or the
+// statement holds SQL's punctuation (count(*), a = 1, …;): "select the last
+// orders from the database" is English, "SELECT * FROM orders" SQL.
+func sqlStatement(fields []string) (from, to int) {
+	word := func(f string) (w string, upper bool) {
+		w = strings.Trim(f, ",;()")
+		return strings.ToLower(w), w == strings.ToUpper(w)
+	}
+	for i, f := range fields {
+		verb, upper := word(f)
+		var partners []string
+		switch verb {
+		case "select", "delete":
+			partners = []string{"from"}
+		case "insert":
+			partners = []string{"into"}
+		case "update":
+			partners = []string{"set"}
+		case "create", "alter", "drop":
+			partners = []string{"table", "index", "view"}
+		default:
+			continue
+		}
+		partner, punct := false, false
+		for _, g := range fields[i+1:] {
+			if w, u := word(g); slices.Contains(partners, w) && !partner {
+				partner, upper = true, upper && u
+			}
+			punct = punct || strings.ContainsAny(g, "*=;(")
+		}
+		if partner && (upper || punct) {
+			return i, len(fields)
+		}
+	}
+	return 0, 0
 }
 
 // isQuestion reports whether a query (its words) asks a question rather
@@ -316,9 +373,14 @@ func (q Query) Empty() bool { return len(q.concepts) == 0 }
 // rather than a word — an agent names the file or page it works on — as
 // the term tools use for it: "url" (https://…, www.…, localhost:3000,
 // example.com), "directory" (src/), "file" (notes.md, ./run.sh, /etc/hosts),
-// "pattern" (*.go), "user" (@alice), "channel" (#general); else "".
+// "pattern" (*.go), "user" (@alice), "channel" (#general), "emoji"
+// (:eyes:), "coordinates" (40.71,-74.01), "environment" (OPENAI_API_KEY,
+// $HOME); else "".
 func shapeOf(f string) string {
 	f = strings.Trim(f, "\"'`()[]{}<>,;!?")
+	if len(f) > 2 && f[0] == ':' && f[len(f)-1] == ':' && isName(strings.ReplaceAll(f[1:len(f)-1], "+", "")) {
+		return "emoji" // :thumbsup:, :+1:
+	}
 	f = strings.TrimRight(f, ".:")
 	if len(f) < 2 {
 		return ""
@@ -327,10 +389,14 @@ func shapeOf(f string) string {
 	switch {
 	case strings.Contains(lower, "://"), strings.HasPrefix(lower, "www."), strings.HasPrefix(lower, "localhost"):
 		return "url"
-	case strings.ContainsAny(f, "*?"):
-		return "pattern"
+	case strings.ContainsAny(f, "*?") && !strings.ContainsAny(f, "()=,"):
+		return "pattern" // not count(*), a=?
 	case f[0] == '@' && isName(f[1:]):
 		return "user"
+	case isCoordinates(f):
+		return "coordinates"
+	case isEnvName(f):
+		return "environment" // OPENAI_API_KEY, $HOME
 	case f[0] == '#' && isName(f[1:]) && !isDigits(f[1:]):
 		return "channel"
 	case conventionalFile(lower):
@@ -352,6 +418,36 @@ func shapeOf(f string) string {
 		return "file"
 	}
 	return ""
+}
+
+// isCoordinates reports whether f is a latitude and a longitude, decimal
+// numbers with a comma between them (40.7128,-74.0060).
+func isCoordinates(f string) bool {
+	lat, lng, ok := strings.Cut(f, ",")
+	return ok && isDecimal(lat) && isDecimal(lng)
+}
+
+// isEnvName reports whether f is written as environment variables are:
+// capitals, digits and underscores, with at least one underscore
+// (AWS_REGION), or a capitalised name after a $ ($HOME).
+func isEnvName(f string) bool {
+	name, dollar := strings.CutPrefix(f, "$")
+	if len(name) < 2 || (!dollar && !strings.Contains(name, "_")) || name[0] < 'A' || name[0] > 'Z' {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// isDecimal reports whether s is a number with a fractional part, signed
+// or not (-74.0060).
+func isDecimal(s string) bool {
+	whole, frac, ok := strings.Cut(strings.TrimPrefix(s, "-"), ".")
+	return ok && isDigits(whole) && isDigits(frac)
 }
 
 func cutLast(s string, sep byte) (before, after string, found bool) {
@@ -403,4 +499,11 @@ func webDomains(ext string) bool {
 		return true
 	}
 	return false
+}
+
+// kindTerm is the term of a value's kind, as documents index it
+// ("directory" → directori).
+func kindTerm(kind string) string {
+	t, _ := term(kind)
+	return t
 }

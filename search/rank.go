@@ -349,7 +349,7 @@ func explain(ix *Index, d int, q Query) []Match {
 			case j > 0:
 				m.Via = th.written[a.term]
 			case c.shape:
-				m.Via = a.term
+				m.Via = c.kind
 			}
 			out = append(out, m)
 			break

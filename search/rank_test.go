@@ -198,7 +198,7 @@ func TestParseQuery(t *testing.T) {
 		// count little.
 		"save it to notes.md":      {"save=save", "notes=note@0.23", "md=md@0.23", "notes.md=file"},
 		"open https://example.com": {"open=open", "https=http@0.25", "example=exampl@0.25", "com=com@0.25", "https://example.com=url"},
-		"find *.go under src/":     {"find=find", "go=go@0.25", "src=src@0.23", "*.go=pattern", "src/=directory"},
+		"find *.go under src/":     {"find=find", "go=go@0.25", "src=src@0.23", "*.go=pattern", "src/=directori"},
 		// Words after a preposition say where, not what.
 		"list pods in the namespace": {"list=list", "pods=pod", "namespace=namespac@0.9"},
 		// A cue: a common word that points to what is asked for.
@@ -207,6 +207,12 @@ func TestParseQuery(t *testing.T) {
 		// words after a particle that is a preposition say where.
 		"set up a database":             {"set up=set up@0", "database=databas"},
 		"pharmacies close to the hotel": {"pharmacies=pharmaci", "close to=close to@0", "hotel=hotel@0.9"},
+		// A value's kind is a term as documents index it; a latitude and
+		// longitude, an emoji are values too.
+		"reverse geocode 40.7,-74.0 and react :eyes:": {"reverse=revers", "geocode=geocod", "40=40@0.25", "7=7@0.25", "74=74@0.25", "0=0@0.25", "react=react", "eyes=ey@0.25", "40.7,-74.0=coordin", ":eyes:=emoji"},
+		"elevation at 39.74, -104.99":                 {"elevation=elev", "39=39@0.23", "74=74@0.23", "104=104@0.25", "99=99@0.25", "39.74,=coordin"},
+		// A statement of SQL is a value: its words name tables, its kind the tool.
+		"run SELECT name FROM users": {"run=run", "select=select@0.25", "name=name@0.25", "users=user@0.25", "select name from users=sql"},
 	} {
 		if got := describe(ParseQuery(q)); !reflect.DeepEqual(got, want) {
 			t.Errorf("ParseQuery(%q) = %q, want %q", q, got, want)
@@ -222,10 +228,32 @@ func TestShapeOf(t *testing.T) {
 		"https://example.com/x": "url", "www.go.dev": "url", "localhost:3000": "url", "example.com": "url",
 		"notes.md": "file", "main.py,": "file", "/etc/hosts": "file", "./run": "file", "README": "file", ".env": "file",
 		"src/": "directory", "*.go": "pattern", "@alice": "user", "#general": "channel",
-		"#12": "", "lat/long": "", "e.g.": "", "v1.2": "", "hello": "", "x": "",
+		"#12": "", "lat/long": "", "e.g.": "", "v1.2": "", "hello": "", "x": "", "count(*)": "", "40.7128,-74.0060": "coordinates", "1.5": "", ":+1:": "emoji", "::": "", "OPENAI_API_KEY": "environment", "$HOME": "environment", "HTTP": "", "read_file": "",
 	} {
 		if got := shapeOf(in); got != want {
 			t.Errorf("shapeOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSQLStatement(t *testing.T) {
+	for q, want := range map[string]string{
+		"SELECT count(*) FROM orders":                  "SELECT count(*) FROM orders",
+		"please run select * from users where id = 3":  "select * from users where id = 3",
+		"INSERT INTO logs VALUES (1)":                  "INSERT INTO logs VALUES (1)",
+		"select the last ten orders from the database": "", // English
+		"delete the pod from the cluster":              "",
+		"update the issue":                             "",
+		"UPDATE users SET name = 'x'":                  "UPDATE users SET name = 'x'",
+		"CREATE TABLE t (id int)":                      "CREATE TABLE t (id int)",
+		// Keys and values are no SQL without the keywords it needs.
+		"create a configmap with the pairs A=1 and B=2": "",
+		"select the rows from PROD where x=1":           "select the rows from PROD where x=1",
+	} {
+		fields := strings.Fields(q)
+		from, to := sqlStatement(fields)
+		if got := strings.Join(fields[from:to], " "); got != want {
+			t.Errorf("sqlStatement(%q) = %q, want %q", q, got, want)
 		}
 	}
 }

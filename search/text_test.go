@@ -74,3 +74,15 @@ func TestParseTool(t *testing.T) {
 		t.Error("a broken definition parsed")
 	}
 }
+
+// Irregular forms reduce to their base word's term, in documents and
+// queries alike.
+func TestTermIrregular(t *testing.T) {
+	for w, base := range map[string]string{"sent": "send", "written": "writes", "overwritten": "overwrite", "children": "child", "shown": "showing"} {
+		got, _ := term(w)
+		want, _ := term(base)
+		if got != want {
+			t.Errorf("term(%q) = %q, want %q (term(%q))", w, got, want, base)
+		}
+	}
+}

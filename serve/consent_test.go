@@ -109,7 +109,7 @@ func checkQuestion(t *testing.T, req mcp.ElicitationRequest) {
 func confirmThrough(t *testing.T, host elicitFunc) (bool, string) {
 	t.Helper()
 	ctx := context.Background()
-	s := &front{s: &mcpxServer{}, mcp: server.NewMCPServer("mcpx", "test", server.WithElicitation())}
+	s := &front{mcp: server.NewMCPServer("mcpx", "test", server.WithElicitation())}
 	var (
 		ok  bool
 		why string

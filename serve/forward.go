@@ -1,9 +1,12 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,12 +24,13 @@ import (
 // (starting, calling) have no MCP counterpart and are dropped.
 //
 // Every notification reaches the host before the call's result. A call
-// answered on stdio by stdio.go writes its notifications itself, in order
-// (write); others go through mcp-go's session queue, and flush waits until
-// they are out: on HTTP until the request's stream has been flushed once
-// per notification (mcp-go's forwarder drops one it took off the queue
-// but had not written when the result went), on stdio until the queue is
-// empty.
+// answered on stdio by stdio.go, and a call of a 2025-11-25 session over
+// HTTP, writes its notifications itself, in order (write: on stdout, on
+// the request's event stream); others go through mcp-go's session queue,
+// and flush waits until they are out: on HTTP until the request's stream
+// has been flushed once per notification (mcp-go's forwarder drops one it
+// took off the queue but had not written when the result went), on stdio
+// until the queue is empty.
 type forwarder struct {
 	srv *server.MCPServer
 	ctx context.Context // the host's request: names its session
@@ -160,11 +164,25 @@ func (f *forwarder) flush() {
 // flushKey carries an HTTP request's flushCounter in its context.
 type flushKey struct{}
 
-// flushCounter counts the flushes of an HTTP response: mcp-go flushes its
-// event stream once per event written.
+// flushCounter is an HTTP response as serve hands it to mcp-go. It counts
+// the flushes (mcp-go flushes its event stream once per event written),
+// and lets a 2025-11-25 call write its notifications on the request's own
+// event stream itself (event), between mcp-go's writes: mcp-go queues a
+// session's notifications on one channel that every open stream of the
+// session reads (the host's GET stream, its other calls), so a call's
+// progress could reach the host out of order, on another stream, or after
+// the result.
 type flushCounter struct {
 	http.ResponseWriter
 	n atomic.Int64
+	// sse: the request is a tools/call whose host accepts an event stream
+	// (Accept: text/event-stream); its headers say text/event-stream until
+	// mcp-go says otherwise (a plain JSON answer, an error). They are set
+	// before mcp-go runs: it sets its own without a lock.
+	sse bool
+
+	mu          sync.Mutex // serializes writes: mcp-go's and event's
+	wroteHeader bool
 }
 
 func (w *flushCounter) Flush() {
@@ -172,6 +190,60 @@ func (w *flushCounter) Flush() {
 		f.Flush()
 	}
 	w.n.Add(1)
+}
+
+func (w *flushCounter) WriteHeader(status int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writeHeader(status)
+}
+
+// writeHeader writes the status once; mcp-go, which keeps its own record
+// of having upgraded the answer to an event stream, may try again after
+// event did (w.mu held).
+func (w *flushCounter) writeHeader(status int) {
+	if w.wroteHeader {
+		return
+	}
+	w.wroteHeader = true
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *flushCounter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writeHeader(http.StatusOK)
+	return w.ResponseWriter.Write(p)
+}
+
+// event writes msg (one JSON-RPC message) as an event of the response's
+// stream and flushes it, upgrading the answer to an event stream first,
+// and telling the session so (mcp-go then writes the result as an event
+// too).
+func (w *flushCounter) event(ctx context.Context, msg []byte) error {
+	if cs, ok := server.ClientSessionFromContext(ctx).(server.SessionWithStreamableHTTPConfig); ok {
+		cs.UpgradeToSSEWhenReceiveNotification()
+	}
+	w.mu.Lock()
+	w.writeHeader(http.StatusOK) // with the headers ServeHTTP set (sse)
+	_, err := fmt.Fprintf(w.ResponseWriter, "event: message\ndata: %s\n\n", bytes.TrimSpace(msg))
+	w.mu.Unlock()
+	w.Flush()
+	return err
+}
+
+// directWriter is the function that writes a call's notifications on its
+// own HTTP event stream (nil: not an HTTP request of a 2025-11-25 session
+// whose host takes an event stream).
+func directWriter(ctx context.Context) func([]byte) error {
+	fc, ok := ctx.Value(flushKey{}).(*flushCounter)
+	if !ok || !fc.sse || modern(ctx) {
+		return nil
+	}
+	if _, ok := server.ClientSessionFromContext(ctx).(server.SessionWithStreamableHTTPConfig); !ok {
+		return nil
+	}
+	return func(msg []byte) error { return fc.event(ctx, msg) }
 }
 
 // Unwrap lets http.ResponseController reach the connection.

@@ -32,6 +32,9 @@ type front struct {
 	// served is what tool answers: each tool f lists, by the name hosts
 	// call it (stdio.go answers their calls itself).
 	served atomic.Pointer[map[string]entry]
+	// parked are the calls of 2026-07-28 hosts waiting for an answer
+	// (relay.go).
+	parked parking
 
 	// Owned by mcpxServer.sync (one goroutine at a time).
 	hash            config.ServerHash // ns's definition at the last sync
@@ -63,11 +66,14 @@ func (s *mcpxServer) newFront(ns string, cat *catalog) *front {
 		server.WithPromptCapabilities(true),
 		server.WithLogging(),
 		server.WithRecovery(),
+		server.WithCompletions(),
 	}
 	if instr != "" {
 		opts = append(opts, server.WithInstructions(instr))
 	}
-	f := &front{s: s, ns: ns, mcp: server.NewMCPServer(name, ver, opts...)}
+	f := &front{s: s, ns: ns}
+	opts = append(opts, server.WithPromptCompletionProvider(completer{f}), server.WithResourceCompletionProvider(completer{f}))
+	f.mcp = server.NewMCPServer(name, ver, opts...)
 	if s.opts.HTTP != "" {
 		f.http = server.NewStreamableHTTPServer(f.mcp)
 	}
@@ -154,7 +160,7 @@ func (f *front) tools(list []entry) []server.ServerTool {
 		}
 		byName[t.Name] = e
 		out = append(out, server.ServerTool{Tool: t, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return f.call(ctx, e, arguments(req), progressToken(req))
+			return f.call(ctx, e, arguments(req), progressToken(req), req.Params.MultiRoundTripParams)
 		}})
 	}
 	f.served.Store(&byName)

@@ -41,13 +41,15 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusUnauthorized, fmt.Sprintf("mcpx serve: this endpoint needs the serve key, in %s: send it as \"Authorization: Bearer KEY\" or add ?key=KEY to the URL (`mcpx serve --print-config HOST --http ADDR` writes it into a host's config)", h.keyPath))
 		return
 	}
+	var body []byte
 	if r.Body != nil && r.Body != http.NoBody {
 		if r.ContentLength > h.maxBody {
 			refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("mcpx serve: a request body may have at most %d bytes, this one has %d", h.maxBody, r.ContentLength))
 			return
 		}
 		// Read whole here, bounded (mcp-go reads a body without a bound).
-		body, err := io.ReadAll(io.LimitReader(r.Body, h.maxBody+1))
+		var err error
+		body, err = io.ReadAll(io.LimitReader(r.Body, h.maxBody+1))
 		if err != nil {
 			refuse(w, http.StatusBadRequest, fmt.Sprintf("mcpx serve: read the request body: %v", err))
 			return
@@ -72,7 +74,12 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusNotFound, fmt.Sprintf("mcpx serve: no server %q is served here (%s)", ns, h.s.servedList()))
 		return
 	}
-	fc := &flushCounter{ResponseWriter: w}
+	fc := &flushCounter{ResponseWriter: w, sse: r.Method == http.MethodPost && bytes.Contains(body, []byte(`"tools/call"`)) &&
+		strings.Contains(r.Header.Get("Accept"), "text/event-stream")}
+	if fc.sse {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+	}
 	f.http.ServeHTTP(fc, r.WithContext(context.WithValue(r.Context(), flushKey{}, fc)))
 }
 

@@ -119,7 +119,7 @@ func (f *front) callHandler(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if len(raw) > 0 && string(raw) != "null" && raw[0] != '{' {
 		return nil, fmt.Errorf("arguments of %s must be an object", name)
 	}
-	return f.call(ctx, e, raw, progressToken(req))
+	return f.call(ctx, e, raw, progressToken(req), req.Params.MultiRoundTripParams)
 }
 
 // firstSentence is the first sentence of a description's first line.

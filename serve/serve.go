@@ -315,6 +315,8 @@ func Run(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) erro
 		defer scancel()
 		_ = hs.Shutdown(sctx)
 	}()
+	// Calls parked for a 2026-07-28 host's answer end with serve.
+	defer srv.closeParked()
 	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -255,7 +255,10 @@ func sessionOf(ctx context.Context) string {
 // a task (taskSupport "required") is followed here when the host asked for
 // progress: each change of the task's status reaches the host as
 // notifications/progress with the status message.
-func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mcp.ProgressToken) (*mcp.CallToolResult, error) {
+//
+// A server's questions (elicitation) reach a host that can answer them
+// (relay.go); mrt is the host's answer to the last one (2026-07-28).
+func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mcp.ProgressToken, mrt mcp.MultiRoundTripParams) (*mcp.CallToolResult, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")
 	}
@@ -267,21 +270,54 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 	name := ns + "." + tool
 	fw := &forwarder{srv: f.mcp, ctx: ctx, token: token}
 	fw.write, _ = ctx.Value(directWriteKey{}).(func([]byte) error)
+	if fw.write == nil {
+		fw.write = directWriter(ctx)
+	}
 	if f.ns == "" {
 		fw.logger = ns // the host sees one server where there are many
 	}
 	defer fw.flush()
+	modern, asks := hostElicits(ctx)
+	var confirmAnswer *mcp.InputResponse // a 2026-07-28 host's answer to confirmRound
+	if a, ok := mrt.InputResponses[confirmKey]; ok && modern {
+		confirmAnswer = &a
+	}
+	hooks := client.StreamHooks{Frame: fw.frame}
+	if asks && !req.Detach {
+		req.Elicit = api.ElicitAsk
+		hooks.Elicit = f.askSession
+	}
 	for {
 		var resp *api.CallResponse
 		var err error
-		if req.Detach {
+		switch {
+		case req.Detach:
 			resp, err = c.Call(ctx, req)
-		} else {
-			resp, err = c.CallStream(ctx, req, fw.frame)
+		case modern && asks:
+			var ask *mcp.CallToolResult
+			resp, ask, err = f.rounds(ctx, c, req, fw, mrt)
+			if errors.Is(err, ErrUnknownRequestState) || errors.Is(err, ErrBadInputResponse) {
+				return nil, err
+			}
+			if ask != nil {
+				return ask, nil
+			}
+			mrt = mcp.MultiRoundTripParams{} // (a confirmation starts anew)
+		default:
+			resp, err = c.CallStreamWith(ctx, req, hooks)
 		}
 		var ae *client.APIError
 		if errors.As(err, &ae) && ae.Code() == api.CodeConfirmation && !req.Confirmed {
-			ok, why := f.confirm(ctx, name, ae.Error())
+			var ok bool
+			var why string
+			if modern && asks {
+				var ask *mcp.CallToolResult
+				if ok, why, ask = confirmRound(name, ae.Error(), confirmAnswer); ask != nil {
+					return ask, nil
+				}
+			} else {
+				ok, why = f.confirm(ctx, name, ae.Error())
+			}
 			if !ok {
 				return mcp.NewToolResultError(why), nil
 			}
@@ -351,7 +387,16 @@ func (f *front) confirm(ctx context.Context, name, reason string) (bool, string)
 	if !ok || cs.GetClientCapabilities().Elicitation == nil {
 		return false, fmt.Sprintf("%s was not run: %s. This host cannot ask you to confirm (it does not support MCP elicitation); call it with `mcpx call %s --yes` in a terminal, or set the server's policy.destructive to allow.", name, reason, name)
 	}
-	res, err := f.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
+	res, err := f.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{Params: confirmParams(name, reason)})
+	if err != nil {
+		return false, fmt.Sprintf("%s was not run: %s, and asking for confirmation failed: %v", name, reason, err)
+	}
+	return confirmed(name, res)
+}
+
+// confirmParams is the question that confirms a destructive call.
+func confirmParams(name, reason string) mcp.ElicitationParams {
+	return mcp.ElicitationParams{
 		Message: fmt.Sprintf("%s is destructive. Run it?", name),
 		RequestedSchema: map[string]any{
 			"type": "object",
@@ -360,10 +405,12 @@ func (f *front) confirm(ctx context.Context, name, reason string) (bool, string)
 			},
 			"required": []string{"confirm"},
 		},
-	}})
-	if err != nil {
-		return false, fmt.Sprintf("%s was not run: %s, and asking for confirmation failed: %v", name, reason, err)
 	}
+}
+
+// confirmed reads the user's answer to confirmParams: only an accept with
+// confirm: true runs the call.
+func confirmed(name string, res *mcp.ElicitationResult) (bool, string) {
 	if res.Action != mcp.ElicitationResponseActionAccept {
 		return false, fmt.Sprintf("%s was not run: the user answered %s.", name, res.Action)
 	}
@@ -371,6 +418,29 @@ func (f *front) confirm(ctx context.Context, name, reason string) (bool, string)
 		return false, fmt.Sprintf("%s was not run: the user did not confirm it.", name)
 	}
 	return true, ""
+}
+
+// confirmKey names the confirmation of a destructive call among a
+// 2026-07-28 host's inputRequests.
+const confirmKey = "mcpx-confirm"
+
+// confirmRound confirms a destructive call for a 2026-07-28 host: without
+// its answer (answer nil) the result asks for it (input_required, no
+// requestState: the host sends the call again with the answer, and mcpx
+// asks the daemon anew); with it, as confirm.
+func confirmRound(name, reason string, answer *mcp.InputResponse) (bool, string, *mcp.CallToolResult) {
+	if answer == nil {
+		return false, "", &mcp.CallToolResult{
+			Result: mcp.Result{ResultType: mcp.ResultTypeInputRequired},
+			MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: mcp.InputRequests{
+				confirmKey: mcp.NewElicitationInputRequest(confirmParams(name, reason))}},
+		}
+	}
+	if err := answer.DecodeFor(mcp.MethodElicitationCreate); err != nil || answer.Elicitation == nil {
+		return false, fmt.Sprintf("%s was not run: the answer to its confirmation is no elicitation result.", name), nil
+	}
+	ok, why := confirmed(name, answer.Elicitation)
+	return ok, why, nil
 }
 
 // inlineBlobs replaces each item of the list field that carries

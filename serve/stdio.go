@@ -196,7 +196,7 @@ func (st *stdioCalls) answer(ctx context.Context, id json.RawMessage, e entry, a
 				body = errorResponse(id, mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r))
 			}
 		}()
-		res, _ := st.f.call(ctx, e, args, token) // failures are isError results
+		res, _ := st.f.call(ctx, e, args, token, mcp.MultiRoundTripParams{}) // failures are isError results
 		b, err := json.Marshal(res)
 		if err != nil {
 			body = errorResponse(id, mcp.INTERNAL_ERROR, fmt.Sprintf("encode the result: %v", err))

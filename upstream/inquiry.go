@@ -29,6 +29,9 @@ type Inquiry struct {
 	Method string
 	// Params are the request's params exactly as the server sent them.
 	Params json.RawMessage
+	// Key is the input request's key in a 2026-07-28 server's
+	// input_required result ("" for a request of the server's own).
+	Key string
 }
 
 // An Answerer answers a call's inquiries with the result to give the
@@ -316,7 +319,7 @@ func (cn *conn) rounds(ctx context.Context, a Answerer, send func(extra map[stri
 					aerr = fmt.Errorf("%w: the entry lists no mcpx.roots", ErrNotOffered)
 				}
 			case string(mcp.MethodElicitationCreate), string(mcp.MethodSamplingCreateMessage):
-				res, aerr = answer(ctx, ctx, a, Inquiry{Method: req.Method, Params: req.Params})
+				res, aerr = answer(ctx, ctx, a, Inquiry{Method: req.Method, Params: req.Params, Key: id})
 			default:
 				aerr = fmt.Errorf("%w: unknown request", ErrNotOffered)
 			}

@@ -49,6 +49,10 @@ type Elicitation struct {
 	// Params are the elicitation/create params exactly as the server sent
 	// them (ElicitParams reads them).
 	Params json.RawMessage `json:"params"`
+	// Key is the input request's key in a 2026-07-28 server's
+	// input_required result ("" for a 2025-11-25 server's request), so
+	// that a relay can ask its own host under the server's key.
+	Key string `json:"key,omitempty"`
 }
 
 // ElicitAnswer is POST /v1/elicit: the answer to the Elicitation ID.

@@ -42,6 +42,12 @@ type serveReport struct {
 		Step        int     `json:"step"`
 		AfterResult bool    `json:"afterResult"`
 	} `json:"progress"`
+	// WireProgress is Progress as read from the transport (client.mjs).
+	WireProgress []struct {
+		Progress    float64 `json:"progress"`
+		Step        int     `json:"step"`
+		AfterResult bool    `json:"afterResult"`
+	} `json:"wireProgress"`
 	Logs []struct {
 		Level  string          `json:"level"`
 		Logger string          `json:"logger"`

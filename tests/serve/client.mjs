@@ -8,7 +8,8 @@
 //   "transport": "stdio" | "http",
 //   "command": "...", "args": [...], "cwd": "...", "env": {...},   // stdio
 //   "url": "http://127.0.0.1:PORT/mcp", "headers": {...},           // http
-//   "elicit": "accept" | "decline" | undefined,  // declare elicitation and answer so
+//   "elicit": "accept" | "decline" | {"action", "content"} | undefined,  // declare elicitation and answer so
+//                                     // ("accept": {confirm: true}; an object: itself)
 //   "steps": [ {"op": "listTools"} | {"op": "call", "name", "arguments"} |
 //              {"op": "listResources"} | {"op": "listResourceTemplates"} |
 //              {"op": "readResource", "uri"} | {"op": "listPrompts"} |
@@ -20,7 +21,11 @@
 // report: {"steps": [{"op", "result"} | {"op", "error": {"code", "message"}}], "notifications": [methods],
 //          "elicitations": [messages], "progress": [progress notifications' params, with "step" (the
 //          index of the call step) and "afterResult" (true if it came after the call's result)],
-//          "logs": [notifications/message params]}
+//          "logs": [notifications/message params],
+//          "wireProgress": [the same, as read from the transport, before the SDK handles them]}
+// wireProgress is what serve sent, in the order the host read it: the SDK 1.x handles a
+// notification one microtask after a response read with it, and drops a progress
+// notification whose call was answered meanwhile, so "progress" may lack the last one.
 import { createRequire } from "node:module";
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -35,10 +40,10 @@ const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
 const { ElicitRequestSchema, ResultSchema } = await sdk("types.js");
 
 const plan = JSON.parse(process.argv[2]);
-const report = { steps: [], notifications: [], elicitations: [], progress: [], logs: [] };
+const report = { steps: [], notifications: [], elicitations: [], progress: [], logs: [], wireProgress: [] };
 const waiters = [];
 
-const capabilities = plan.elicit ? { elicitation: {} } : {};
+const capabilities = plan.elicit ? { elicitation: { form: {}, url: {} } } : {};
 const client = new Client({ name: "mcpx-serve-test", version: "1.0.0" }, { capabilities });
 client.fallbackNotificationHandler = async (n) => {
   report.notifications.push(n.method);
@@ -48,6 +53,7 @@ client.fallbackNotificationHandler = async (n) => {
 if (plan.elicit) {
   client.setRequestHandler(ElicitRequestSchema, async (req) => {
     report.elicitations.push(req.params.message);
+    if (typeof plan.elicit === "object") return plan.elicit;
     return plan.elicit === "accept" ? { action: "accept", content: { confirm: true } } : { action: "decline" };
   });
 }
@@ -106,6 +112,25 @@ async function run(step) {
 
 try {
   await client.connect(transport);
+  // Watch the wire: the step each request id belongs to, which calls were
+  // answered, and each progress notification as it is read.
+  const stepOf = new Map();
+  const answered = new Set();
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    if (message.method === "tools/call" && message.id !== undefined) stepOf.set(message.id, report.steps.length);
+    return send(message, options);
+  };
+  const onmessage = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if (message.method === "notifications/progress") {
+      const { progressToken, ...params } = message.params;
+      report.wireProgress.push({ ...params, step: stepOf.get(progressToken) ?? -1, afterResult: answered.has(progressToken) });
+    } else if (message.id !== undefined && message.method === undefined) {
+      answered.add(message.id);
+    }
+    return onmessage.call(transport, message, extra);
+  };
   for (const step of plan.steps) {
     try {
       report.steps.push({ op: step.op, result: await run(step) });

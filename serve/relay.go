@@ -1,0 +1,336 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpx-dev/mcpx/client"
+	"github.com/mcpx-dev/mcpx/daemon/api"
+)
+
+// Elicitation relayed from a server to the host. When the host can answer
+// (it declared the elicitation capability), serve asks the daemon to put
+// the server's questions on the call's stream (api.ElicitAsk), whatever
+// the server's generation (the daemon turns a 2026-07-28 server's
+// input_required and a 2025-11-25 server's elicitation/create into the same
+// Elicitation frame), and hands each to the host in the host's generation:
+//
+//   - a 2025-11-25 host gets elicitation/create on its session, and its
+//     answer goes back to the daemon while the call waits;
+//   - a 2026-07-28 host has no session to be asked on: its tools/call is
+//     answered with an input_required result carrying the question and a
+//     requestState naming the call, which stays parked here, running, until
+//     the host sends the call again with the answer (inputResponses and the
+//     requestState); then the call goes on, and the host gets the next
+//     question or the result.
+//
+// A host that did not declare elicitation has the server's questions
+// declined for it (the daemon's default).
+
+// hostElicits reports whether the host of ctx can answer elicitations, and
+// whether the request is of the 2026-07-28 generation (it is asked with
+// input_required results).
+func hostElicits(ctx context.Context) (modern, ok bool) {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return true, info.ClientCapabilities != nil && info.ClientCapabilities.Elicitation != nil
+	}
+	cs, isInfo := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
+	return false, isInfo && cs.GetClientCapabilities().Elicitation != nil
+}
+
+// askSession is the Elicit hook for a 2025-11-25 host: the question goes
+// to the host as elicitation/create on its session; the host's answer is
+// the result. A host that fails to answer has the question cancelled.
+func (f *front) askSession(ctx context.Context, e api.Elicitation) json.RawMessage {
+	p, err := elicitationParams(e.Params)
+	if err == nil {
+		var res *mcp.ElicitationResult
+		if res, err = f.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{
+			Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)}, Params: p}); err == nil {
+			var b []byte
+			if b, err = json.Marshal(res); err == nil {
+				return b
+			}
+		}
+	}
+	f.s.opts.Log.Printf("%s asked the host for input, which failed: %v (cancelled)", e.Namespace, err)
+	return api.ElicitResult(api.ActionCancel, nil)
+}
+
+// elicitationParams reads an elicitation's params as the server sent them;
+// the requested schema is kept as written (its properties in their order).
+func elicitationParams(raw json.RawMessage) (mcp.ElicitationParams, error) {
+	var p mcp.ElicitationParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return p, fmt.Errorf("read the elicitation: %w", err)
+	}
+	var schema struct {
+		RequestedSchema json.RawMessage `json:"requestedSchema"`
+	}
+	if json.Unmarshal(raw, &schema) == nil && len(schema.RequestedSchema) > 0 && string(schema.RequestedSchema) != "null" {
+		p.RequestedSchema = schema.RequestedSchema
+	}
+	return p, nil
+}
+
+// ErrUnknownRequestState is a 2026-07-28 host's call whose requestState
+// names no call serve holds: never given out, answered already, or expired.
+var ErrUnknownRequestState = errors.New("unknown requestState")
+
+// ErrBadInputResponse is a 2026-07-28 host's answer that is no elicitation
+// result. Like an unknown requestState, it is a protocol error (a JSON-RPC
+// error), not the tool's.
+var ErrBadInputResponse = errors.New("not an elicitation result")
+
+// parkWait bounds how long a parked call waits for its host's answer (as
+// the daemon bounds an elicitation's).
+var parkWait = api.ElicitWait * time.Minute
+
+// parked is a call of a 2026-07-28 host waiting between rounds.
+type parked struct {
+	tool   string        // NS.TOOL, which the host's next round must name
+	asks   chan question // the call's questions, one at a time
+	done   chan finished // its end (buffered: the call never blocks on it)
+	cancel context.CancelFunc
+	// fw forwards the call's progress and log frames to the host's
+	// request of the current round; nil between rounds (the call then
+	// waits for an answer and sends none) and once the host gave up.
+	fw atomic.Pointer[forwarder]
+	// Set when the call is parked, read when it resumes.
+	q     question
+	key   string // q's key in inputRequests
+	timer *time.Timer
+}
+
+// question is one elicitation the call waits on: its answer goes on answer.
+type question struct {
+	e      api.Elicitation
+	answer chan json.RawMessage
+}
+
+type finished struct {
+	resp *api.CallResponse
+	err  error
+}
+
+// parking holds the parked calls of one front by requestState. Safe for
+// concurrent use; the zero value is ready.
+type parking struct {
+	mu    sync.Mutex
+	calls map[string]*parked
+}
+
+// park puts p away under a new requestState, and cancels its call when no
+// host resumes it within parkWait.
+func (pk *parking) park(p *parked) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	state := "mcpx-" + hex.EncodeToString(b[:])
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	if pk.calls == nil {
+		pk.calls = map[string]*parked{}
+	}
+	pk.calls[state] = p
+	// (Set under the lock: take, which stops it, may run at once.)
+	p.timer = time.AfterFunc(parkWait, func() {
+		if q := pk.take(state); q != nil {
+			q.cancel()
+		}
+	})
+	return state
+}
+
+// take removes and returns the call parked under state (nil: none).
+func (pk *parking) take(state string) *parked {
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	p := pk.calls[state]
+	if p == nil {
+		return nil
+	}
+	delete(pk.calls, state)
+	p.timer.Stop()
+	return p
+}
+
+// closeAll cancels every parked call (serve is stopping).
+func (pk *parking) closeAll() {
+	pk.mu.Lock()
+	calls := pk.calls
+	pk.calls = nil
+	pk.mu.Unlock()
+	for _, p := range calls {
+		p.timer.Stop()
+		p.cancel()
+	}
+}
+
+// rounds runs a call for a 2026-07-28 host that can answer elicitations:
+// a new call starts (detached from the host's request, which ends with the
+// round) or, with a requestState, the parked call is resumed with the
+// host's answer. It returns the call's end, or the input_required result
+// that asks the host the call's next question.
+func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallRequest, fw *forwarder, mrt mcp.MultiRoundTripParams) (*api.CallResponse, *mcp.CallToolResult, error) {
+	var p *parked
+	if mrt.RequestState != "" {
+		if p = f.parked.take(mrt.RequestState); p != nil && p.tool != req.Namespace+"."+req.Tool {
+			p.cancel() // the state was sent with another tool's call
+			p = nil
+		}
+		if p == nil {
+			return nil, nil, fmt.Errorf("resume the call of %s.%s: %w (a requestState serves once, within %s)", req.Namespace, req.Tool, ErrUnknownRequestState, parkWait)
+		}
+		answer, ok := mrt.InputResponses[p.key]
+		if !ok {
+			// Not answered: asked again, under a new state.
+			return nil, f.inputRequired(p), nil
+		}
+		raw, err := json.Marshal(answer)
+		if err == nil {
+			err = checkElicitResult(raw)
+		}
+		if err != nil {
+			p.cancel()
+			return nil, nil, fmt.Errorf("resume the call of %s.%s: inputResponses[%q]: %w: %w", req.Namespace, req.Tool, p.key, ErrBadInputResponse, err)
+		}
+		p.fw.Store(fw)
+		p.q.answer <- raw
+	} else {
+		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		p = &parked{tool: req.Namespace + "." + req.Tool, asks: make(chan question), done: make(chan finished, 1), cancel: cancel}
+		p.fw.Store(fw)
+		hooks := client.StreamHooks{
+			Frame: func(fr api.StreamFrame) {
+				if fw := p.fw.Load(); fw != nil {
+					fw.frame(fr)
+				}
+			},
+			Elicit: func(ctx context.Context, e api.Elicitation) json.RawMessage {
+				q := question{e: e, answer: make(chan json.RawMessage, 1)}
+				select {
+				case p.asks <- q:
+				case <-ctx.Done():
+					return api.ElicitResult(api.ActionCancel, nil)
+				}
+				select {
+				case a := <-q.answer:
+					return a
+				case <-ctx.Done():
+					return api.ElicitResult(api.ActionCancel, nil)
+				}
+			},
+		}
+		go func() {
+			defer cancel()
+			resp, err := c.CallStreamWith(cctx, req, hooks)
+			p.done <- finished{resp, err}
+		}()
+	}
+	// Answers the host sent that no question of this round asked for
+	// are kept for the questions to come (a host may answer ahead, as to
+	// a stateless server: the call's first request can carry them).
+	given := map[string]mcp.InputResponse{}
+	for k, v := range mrt.InputResponses {
+		if k != p.key {
+			given[k] = v
+		}
+	}
+	for {
+		select {
+		case q := <-p.asks:
+			p.q = q
+			if a, ok := given[q.e.Key]; ok && q.e.Key != "" {
+				delete(given, q.e.Key)
+				raw, err := json.Marshal(a)
+				if err == nil {
+					err = checkElicitResult(raw)
+				}
+				if err != nil {
+					p.fw.Store(nil)
+					p.cancel()
+					return nil, nil, fmt.Errorf("call %s.%s: inputResponses[%q]: %w: %w", req.Namespace, req.Tool, q.e.Key, ErrBadInputResponse, err)
+				}
+				q.answer <- raw
+				continue
+			}
+			p.fw.Store(nil)
+			return nil, f.inputRequired(p), nil
+		case d := <-p.done:
+			return d.resp, nil, d.err
+		case <-ctx.Done():
+			// The host gave up the call: it ends before the round does,
+			// so that no frame reaches the round's forwarder after it.
+			p.cancel()
+			<-p.done
+			return nil, nil, ctx.Err()
+		}
+	}
+}
+
+// inputRequired parks p and returns the result asking the host p's
+// question.
+func (f *front) inputRequired(p *parked) *mcp.CallToolResult {
+	// The server's own key where it gave one (a 2026-07-28 server), so
+	// the host answers under the name the server chose.
+	p.key = p.q.e.Key
+	if p.key == "" {
+		p.key = "elicit-" + p.q.e.ID
+	}
+	var ir mcp.InputRequest
+	if err := json.Unmarshal(fmt.Appendf(nil, `{"method":%q,"params":%s}`, mcp.MethodElicitationCreate, p.q.e.Params), &ir); err != nil {
+		p.cancel()
+		return mcp.NewToolResultError(fmt.Sprintf("mcpx could not pass on the question of %s: %v", p.q.e.Namespace, err))
+	}
+	state := f.parked.park(p)
+	return &mcp.CallToolResult{
+		Result:               mcp.Result{ResultType: mcp.ResultTypeInputRequired},
+		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: mcp.InputRequests{p.key: ir}, RequestState: state},
+	}
+}
+
+// checkElicitResult checks a host's answer to an elicitation.
+func checkElicitResult(raw json.RawMessage) error {
+	var r struct {
+		Action  string          `json:"action"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return err
+	}
+	switch r.Action {
+	case api.ActionAccept, api.ActionDecline, api.ActionCancel:
+	default:
+		return fmt.Errorf("action %q (an elicitation result's is accept, decline or cancel)", r.Action)
+	}
+	if c := r.Content; len(c) > 0 && string(c) != "null" && c[0] != '{' {
+		return errors.New("an elicitation result's content is an object")
+	}
+	return nil
+}
+
+// closeParked cancels the parked calls of every front.
+func (s *mcpxServer) closeParked() {
+	s.mu.Lock()
+	fronts := make([]*front, 0, len(s.fronts)+1)
+	if s.aggregate != nil {
+		fronts = append(fronts, s.aggregate)
+	}
+	for _, f := range s.fronts {
+		fronts = append(fronts, f)
+	}
+	s.mu.Unlock()
+	for _, f := range fronts {
+		f.parked.closeAll()
+	}
+}

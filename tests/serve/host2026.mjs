@@ -1,0 +1,54 @@
+// A 2026-07-28 host for the `mcpx serve` end-to-end tests: the official
+// TypeScript SDK v2 (@modelcontextprotocol/client, pinned in tests/npm)
+// connects over streamable HTTP, calls the tools it is given and prints
+// one JSON report on stdout. The SDK answers a server's input_required
+// results itself, through the handlers registered here, and sends the
+// call again (multi round-trip).
+//
+//   node host2026.mjs '<plan JSON>'
+//
+// plan: {"url": "http://127.0.0.1:PORT/mcp/NS", "headers": {...},
+//        "elicit": {"action": "accept", "content": {...}} | undefined,  // declare elicitation and answer so
+//        "calls": [{"name", "arguments", "progress": bool}]}   // progress: ask for progress notifications
+// report: {"protocolVersion", "results": [{"result"} | {"error"}], "elicitations": [params],
+//          "progress": [progress params, with "call" (its index) and "afterResult"]}
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(path.join(here, "..", "npm", "package.json"));
+const { Client, StreamableHTTPClientTransport } = await import(require.resolve("@modelcontextprotocol/client"));
+
+const plan = JSON.parse(process.argv[2]);
+const report = { results: [], elicitations: [], progress: [] };
+const capabilities = plan.elicit ? { elicitation: { form: {}, url: {} } } : {};
+const client = new Client({ name: "mcpx-serve-test-2026", version: "1.0.0" }, { capabilities, versionNegotiation: { mode: { pin: "2026-07-28" } } });
+if (plan.elicit) {
+  client.setRequestHandler("elicitation/create", async (req) => {
+    report.elicitations.push(req.params);
+    return plan.elicit;
+  });
+}
+const transport = new StreamableHTTPClientTransport(new URL(plan.url), { requestInit: { headers: plan.headers || {} } });
+try {
+  await client.connect(transport);
+  report.protocolVersion = client.protocolVersion ?? transport.protocolVersion ?? null;
+  for (const [index, c] of plan.calls.entries()) {
+    let answered = false;
+    const onprogress = (p) => report.progress.push({ ...p, call: index, afterResult: answered });
+    const options = c.progress ? { onprogress, resetTimeoutOnProgress: true } : undefined;
+    try {
+      report.results.push({ result: await client.callTool({ name: c.name, arguments: c.arguments || {} }, options) });
+    } catch (e) {
+      report.results.push({ error: { code: e.code ?? null, message: String(e.message ?? e) } });
+    } finally {
+      answered = true;
+    }
+  }
+} catch (e) {
+  report.connectError = String(e.stack ?? e);
+}
+process.stdout.write(JSON.stringify(report) + "\n");
+await client.close().catch(() => {});
+process.exit(0);

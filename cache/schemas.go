@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/config"
@@ -79,14 +80,29 @@ type Schemas struct {
 	// ~0.4 ms per server.
 	mu   sync.Mutex
 	memo map[config.ServerHash]memoEntry
+
+	// With Watch, gen counts the changes inotify reported in the refs
+	// directory: a memo entry taken at the current generation needs no
+	// stat (refwatch_linux.go).
+	watching atomic.Bool
+	gen      atomic.Uint64
 }
 
 type memoEntry struct {
 	ref    filestamp.Stamp
+	gen    uint64 // c.gen when ref was stamped
 	loaded time.Time
 	snap   *Snapshot
 	digest Digest
 }
+
+// Watch lets Load trust a snapshot it decoded without the stat of its ref
+// on every call, for as long as the refs directory reports no change (by
+// this process or another); where changes cannot be watched (not Linux,
+// inotify unavailable) Load keeps stat'ing. The daemon, which loads a
+// snapshot on every call and every discovery request, watches; a change
+// reaches Load as soon as the watch goroutine has read its event.
+func (c *Schemas) Watch() error { return c.watchRefs() }
 
 // NewSchemas returns the schema cache over store with refs in dir
 // (config.Paths.Schemas()), and registers its refs as roots of store.
@@ -125,13 +141,28 @@ func (c *Schemas) LoadDigest(h config.ServerHash) (*Snapshot, Digest, error) {
 	if !validHash(h) {
 		return nil, "", &MissError{Server: h, Reason: ReasonNoSnapshot, Detail: "malformed server hash"}
 	}
+	// The generation is read before the stat: an event that arrives
+	// after it leaves the memo entry at an older generation, so the next
+	// Load stats again.
+	gen := c.gen.Load()
+	watched := c.watching.Load()
+	c.mu.Lock()
+	m, hit := c.memo[h]
+	if hit && watched && m.gen == gen && c.store.now().Sub(m.loaded) < touchEvery {
+		c.mu.Unlock()
+		return m.snap, m.digest, nil
+	}
+	c.mu.Unlock()
 	st, err := filestamp.Of(c.refPath(h))
 	ok := err == nil && st.Exists
 	c.mu.Lock()
-	m, hit := c.memo[h]
+	m, hit = c.memo[h]
 	if !ok || !hit || m.ref != st || c.store.now().Sub(m.loaded) >= touchEvery {
 		delete(c.memo, h)
 		hit = false
+	} else {
+		m.gen = gen
+		c.memo[h] = m
 	}
 	c.mu.Unlock()
 	if hit {
@@ -145,7 +176,7 @@ func (c *Schemas) LoadDigest(h config.ServerHash) (*Snapshot, Digest, error) {
 		}
 		// Stamped before reading: a ref replaced meanwhile has another
 		// stamp, so the next Load reads it.
-		c.memo[h] = memoEntry{ref: st, loaded: c.store.now(), snap: snap, digest: digest}
+		c.memo[h] = memoEntry{ref: st, gen: gen, loaded: c.store.now(), snap: snap, digest: digest}
 		c.mu.Unlock()
 	}
 	return snap, digest, err

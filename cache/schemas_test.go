@@ -275,3 +275,87 @@ func TestSnapshotStale(t *testing.T) {
 		}
 	}
 }
+
+// With Watch, Load trusts its memo without a stat until the refs
+// directory reports a change, by this process or another; a change is
+// seen once the watch has read its event, and a directory that goes away
+// ends the watch (Load stats again).
+func TestWatchedLoadSeesOtherProcesses(t *testing.T) {
+	c, s, dir := newSchemas(t)
+	if err := c.Watch(); err != nil {
+		t.Skip(err)
+	}
+	h := config.ServerHash("5555555555555555")
+	tool := func() string {
+		t.Helper()
+		snap, err := c.Load(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(snap.Tools[0])
+	}
+	// settled waits until the watch has read every event so far: a
+	// file of its own creates one more, and the generation moves.
+	settled := func() {
+		t.Helper()
+		before := c.gen.Load()
+		probe := filepath.Join(dir, ".probe")
+		if err := os.WriteFile(probe, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(probe)
+		deadline := time.Now().Add(10 * time.Second)
+		for c.gen.Load() == before {
+			if time.Now().After(deadline) {
+				t.Fatal("the watch reported nothing")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if err := c.Save(&Snapshot{ServerHash: h, Tools: []json.RawMessage{json.RawMessage(`{"name":"a"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	settled()
+	first, _ := c.Load(h)
+	c.mu.Lock()
+	m := c.memo[h]
+	c.mu.Unlock()
+	if again, _ := c.Load(h); again != first || m.gen != c.gen.Load() || !c.watching.Load() {
+		t.Fatal("an unchanged, watched ref was not served from memory")
+	}
+
+	other := NewSchemas(s, dir)
+	if err := other.Save(&Snapshot{ServerHash: h, Tools: []json.RawMessage{json.RawMessage(`{"name":"b"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	settled()
+	if got := tool(); got != `{"name":"b"}` {
+		t.Fatalf("after another process's Save: %s", got)
+	}
+	if err := other.Invalidate(h); err != nil {
+		t.Fatal(err)
+	}
+	settled()
+	var miss *MissError
+	if _, err := c.Load(h); !errors.As(err, &miss) || miss.Reason != ReasonNoSnapshot {
+		t.Fatalf("after another process's Invalidate: %v", err)
+	}
+
+	if err := other.Save(&Snapshot{ServerHash: h, Tools: []json.RawMessage{json.RawMessage(`{"name":"c"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	_ = tool()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for c.watching.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch outlived its directory")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := c.Load(h); !errors.As(err, &miss) || miss.Reason != ReasonNoSnapshot {
+		t.Fatalf("after the refs directory went away: %v", err)
+	}
+}

@@ -15,7 +15,7 @@ import (
 // configFlag is --config as an absolute path ("" when not given), checked
 // like MCPX_CONFIG (config.CheckConfigFile) but blaming the flag the user
 // gave, not MCPX_CONFIG, which --config stands in for.
-func configFlag(cmd *ucli.Command) (string, error) {
+func configFlag(cmd invocation) (string, error) {
 	file := cmd.String("config")
 	if file == "" {
 		return "", nil
@@ -31,11 +31,23 @@ func configFlag(cmd *ucli.Command) (string, error) {
 }
 
 // jsonOut reports whether --json was given (anywhere on the line).
-func jsonOut(cmd *ucli.Command) bool { return cmd.Bool("json") }
+func jsonOut(cmd invocation) bool { return cmd.Bool("json") }
 
 // client builds the client for the directory the global flags select. The
-// service manager is detected only when the socket does not answer.
-func (a *App) client(ctx context.Context, cmd *ucli.Command) (*client.Client, error) {
+// service manager is detected only when the socket does not answer. The
+// configuration comes from the directory's snapshot where it holds
+// (client.Options.Snapshot): commands that need the whole of it use
+// fullClient.
+func (a *App) client(ctx context.Context, cmd invocation) (*client.Client, error) {
+	return a.newClient(ctx, cmd, true)
+}
+
+// fullClient is client with every source read now.
+func (a *App) fullClient(ctx context.Context, cmd invocation) (*client.Client, error) {
+	return a.newClient(ctx, cmd, false)
+}
+
+func (a *App) newClient(ctx context.Context, cmd invocation, snapshot bool) (*client.Client, error) {
 	m, err := a.manager()
 	if err != nil {
 		return nil, err
@@ -56,6 +68,7 @@ func (a *App) client(ctx context.Context, cmd *ucli.Command) (*client.Client, er
 		// Zero: the client's default bound.
 		RequestTimeout: a.RequestTimeout,
 		OnUnresponsive: a.unresponsiveNotice,
+		Snapshot:       snapshot,
 	})
 }
 
@@ -97,7 +110,7 @@ func sessionFlag() ucli.Flag {
 
 // session is the session id for servers with scope "session": --session,
 // else $MCPX_SESSION_ID.
-func (a *App) session(cmd *ucli.Command) string {
+func (a *App) session(cmd invocation) string {
 	if s := cmd.String("session"); s != "" {
 		return s
 	}

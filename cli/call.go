@@ -51,81 +51,84 @@ func callCommand(a *App) *ucli.Command {
 			&ucli.BoolFlag{Name: "detach", Usage: "print the task id at once and let the daemon finish the task (collect it with: mcpx task result ID)"},
 			elicitFlag(),
 		},
-		Action: func(ctx context.Context, cmd *ucli.Command) error {
-			if cmd.NArg() == 0 {
-				return usagef("call needs NS.TOOL")
-			}
-			if a.Terminal || a.StderrTTY {
-				// A prompt, a task's status or a progress line may be
-				// on the terminal: an interrupt cancels the task and
-				// clears the line before mcpx ends.
-				var stop context.CancelFunc
-				ctx, stop = interruptible(ctx)
-				defer stop()
-			}
-			target := cmd.Args().First()
-			ns, tool := splitTarget(target)
-			if ns == "" || tool == "" {
-				return usagef("call: %q is not NS.TOOL", target)
-			}
-			mode, err := outputMode(cmd)
-			if err != nil {
-				return err
-			}
-			elicit, err := a.elicitMode(cmd)
-			if err != nil {
-				return err
-			}
-			parsed, err := parseArgs(cmd.Args().Tail(), a.Stdin)
-			if err != nil {
-				return err
-			}
-			c, err := a.client(ctx, cmd)
-			if err != nil {
-				return err
-			}
-			req := api.CallRequest{Namespace: ns, Tool: tool, Arguments: parsed.object, Pairs: parsed.pairs,
-				NoValidate: cmd.Bool("no-validate"), Raw: mode == "raw",
-				Session: a.session(cmd), Confirmed: cmd.Bool("yes")}
-			req.Task, req.Detach = cmd.Bool("task"), cmd.Bool("detach")
-			if elicit != api.ElicitDecline {
-				req.Elicit = elicit // decline is the daemon's default
-			}
-			call := c.Call
-			progress := a.StderrTTY || cmd.Bool("progress")
-			if progress || elicit == api.ElicitAsk {
-				// Stream the call: the server's progress and log
-				// messages show while it runs, and its questions are
-				// asked on the terminal.
-				call = func(ctx context.Context, req api.CallRequest) (*api.CallResponse, error) {
-					h := client.StreamHooks{Late: a.answerLate}
-					var view *progressView
-					if progress {
-						view = newProgressView(a.Stderr, a.StderrTTY, ns) // one per attempt (a confirmed retry is another)
-						defer view.done()
-						h.Frame = view.frame
-					}
-					if elicit == api.ElicitAsk {
-						h.Elicit = a.elicitor(view).answer
-					}
-					return c.CallStreamWith(ctx, req, h)
-				}
-			}
-			resp, detached, err := a.callTask(ctx, c, a.withStepUp(c, call), req)
-			if err != nil {
-				return err
-			}
-			if detached {
-				return a.renderDetached(cmd, resp)
-			}
-			return a.renderCall(cmd, mode, tool, resp)
-		},
+		Action: func(ctx context.Context, cmd *ucli.Command) error { return a.callRun(ctx, cmd) },
 	}
+}
+
+// callRun runs call with the line cmd (parsed by urfave/cli, or lean.go).
+func (a *App) callRun(ctx context.Context, cmd invocation) error {
+	if cmd.NArg() == 0 {
+		return usagef("call needs NS.TOOL")
+	}
+	if a.Terminal || a.StderrTTY {
+		// A prompt, a task's status or a progress line may be
+		// on the terminal: an interrupt cancels the task and
+		// clears the line before mcpx ends.
+		var stop context.CancelFunc
+		ctx, stop = interruptible(ctx)
+		defer stop()
+	}
+	target := cmd.Args().First()
+	ns, tool := splitTarget(target)
+	if ns == "" || tool == "" {
+		return usagef("call: %q is not NS.TOOL", target)
+	}
+	mode, err := outputMode(cmd)
+	if err != nil {
+		return err
+	}
+	elicit, err := a.elicitMode(cmd)
+	if err != nil {
+		return err
+	}
+	parsed, err := parseArgs(cmd.Args().Tail(), a.Stdin)
+	if err != nil {
+		return err
+	}
+	c, err := a.client(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	req := api.CallRequest{Namespace: ns, Tool: tool, Arguments: parsed.object, Pairs: parsed.pairs,
+		NoValidate: cmd.Bool("no-validate"), Raw: mode == "raw",
+		Session: a.session(cmd), Confirmed: cmd.Bool("yes")}
+	req.Task, req.Detach = cmd.Bool("task"), cmd.Bool("detach")
+	if elicit != api.ElicitDecline {
+		req.Elicit = elicit // decline is the daemon's default
+	}
+	call := c.Call
+	progress := a.StderrTTY || cmd.Bool("progress")
+	if progress || elicit == api.ElicitAsk {
+		// Stream the call: the server's progress and log messages
+		// show while it runs, and its questions are asked on the
+		// terminal.
+		call = func(ctx context.Context, req api.CallRequest) (*api.CallResponse, error) {
+			h := client.StreamHooks{Late: a.answerLate}
+			var view *progressView
+			if progress {
+				view = newProgressView(a.Stderr, a.StderrTTY, ns) // one per attempt (a confirmed retry is another)
+				defer view.done()
+				h.Frame = view.frame
+			}
+			if elicit == api.ElicitAsk {
+				h.Elicit = a.elicitor(view).answer
+			}
+			return c.CallStreamWith(ctx, req, h)
+		}
+	}
+	resp, detached, err := a.callTask(ctx, c, a.withStepUp(c, call), req)
+	if err != nil {
+		return err
+	}
+	if detached {
+		return a.renderDetached(cmd, resp)
+	}
+	return a.renderCall(cmd, mode, tool, resp)
 }
 
 // outputMode is the call's output form: text (default), json (--json or
 // --output json) or raw (--raw or --output raw).
-func outputMode(cmd *ucli.Command) (string, error) {
+func outputMode(cmd invocation) (string, error) {
 	mode := cmd.String("output")
 	switch mode {
 	case "", "text", "json", "raw":
@@ -209,7 +212,7 @@ func (a *App) confirm(ctx context.Context, question string) (bool, error) {
 	}
 }
 
-func (a *App) renderCall(cmd *ucli.Command, mode, tool string, resp *api.CallResponse) error {
+func (a *App) renderCall(cmd invocation, mode, tool string, resp *api.CallResponse) error {
 	if dir := cmd.String("save"); dir != "" {
 		if err := saveBlobs(dir, tool, resp.Blobs); err != nil {
 			return err

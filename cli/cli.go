@@ -75,7 +75,10 @@ func register(f func(*App) *ucli.Command) { factories = append(factories, f) }
 // Run parses args and runs the command, reporting any failure on a.Stderr.
 func (a *App) Run(ctx context.Context, args []string) int {
 	args = toolHelpArgs(args)
-	err := a.root(args).Run(ctx, args)
+	lean, err := a.runLean(ctx, args)
+	if !lean {
+		err = a.root(args).Run(ctx, args)
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -216,6 +219,9 @@ type App struct {
 	// RequestTimeout bounds every request to the daemon but calls (0: the
 	// client's default, 2 m); calls are bounded by the server's timeouts.
 	RequestTimeout time.Duration
+	// noLean sends every line through urfave/cli (lean.go; tests compare
+	// the two).
+	noLean bool
 }
 
 // usageError is a command line that cannot be run as written (exit 2).

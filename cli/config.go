@@ -58,7 +58,7 @@ func configCommand(a *App) *ucli.Command {
 			if cmd.NArg() > 0 {
 				return usagef("config takes no arguments (subcommands: add, remove, import)")
 			}
-			c, err := a.client(ctx, cmd)
+			c, err := a.fullClient(ctx, cmd)
 			if err != nil {
 				return err
 			}

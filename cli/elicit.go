@@ -36,7 +36,7 @@ func elicitFlag() ucli.Flag {
 // else ask on a terminal and decline elsewhere. --json never asks: an
 // explicit --elicit ask with it is a usage error, MCPX_ELICIT=ask under it
 // declines.
-func (a *App) elicitMode(cmd *ucli.Command) (string, error) {
+func (a *App) elicitMode(cmd invocation) (string, error) {
 	mode, from := "", ""
 	if cmd.IsSet("elicit") {
 		mode, from = cmd.String("elicit"), "--elicit"

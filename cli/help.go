@@ -85,7 +85,7 @@ func (a *App) toolHelp(ctx context.Context, cmd *ucli.Command, ns, tool string) 
 // schema asks the daemon for the definitions of ns (tool "" for all of
 // them, else that one); a namespace whose tools are not read is an error
 // (unreadError).
-func (a *App) schema(ctx context.Context, cmd *ucli.Command, ns, tool string) (*api.ToolsResponse, error) {
+func (a *App) schema(ctx context.Context, cmd invocation, ns, tool string) (*api.ToolsResponse, error) {
 	c, err := a.client(ctx, cmd)
 	if err != nil {
 		return nil, err

@@ -24,24 +24,27 @@ func lsCommand(a *App) *ucli.Command {
 		Name:      "ls",
 		Usage:     "list namespaces, or the tools of one",
 		ArgsUsage: "[NS]",
-		Action: func(ctx context.Context, cmd *ucli.Command) error {
-			if cmd.NArg() > 1 {
-				return usagef("ls takes at most one namespace")
-			}
-			c, err := a.client(ctx, cmd)
-			if err != nil {
-				return err
-			}
-			if ns := cmd.Args().First(); ns != "" {
-				return a.lsTools(ctx, cmd, c, ns)
-			}
-			return a.lsNamespaces(ctx, cmd, c)
-		},
+		Action:    func(ctx context.Context, cmd *ucli.Command) error { return a.lsRun(ctx, cmd) },
 	}
 }
 
+// lsRun runs ls with the line cmd (parsed by urfave/cli, or lean.go).
+func (a *App) lsRun(ctx context.Context, cmd invocation) error {
+	if cmd.NArg() > 1 {
+		return usagef("ls takes at most one namespace")
+	}
+	c, err := a.client(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	if ns := cmd.Args().First(); ns != "" {
+		return a.lsTools(ctx, cmd, c, ns)
+	}
+	return a.lsNamespaces(ctx, cmd, c)
+}
+
 // lsTools is `ls NS`.
-func (a *App) lsTools(ctx context.Context, cmd *ucli.Command, c *client.Client, ns string) error {
+func (a *App) lsTools(ctx context.Context, cmd invocation, c *client.Client, ns string) error {
 	if jsonOut(cmd) {
 		r, err := c.Tools(ctx, ns)
 		if err != nil {
@@ -65,7 +68,7 @@ func (a *App) lsTools(ctx context.Context, cmd *ucli.Command, c *client.Client, 
 
 // lsNamespaces is `ls`: the table, then notes on stderr about untrusted,
 // unread and unavailable servers.
-func (a *App) lsNamespaces(ctx context.Context, cmd *ucli.Command, c *client.Client) error {
+func (a *App) lsNamespaces(ctx context.Context, cmd invocation, c *client.Client) error {
 	r, err := c.Namespaces(ctx)
 	if err != nil {
 		return err

@@ -32,43 +32,46 @@ func searchCommand(a *App) *ucli.Command {
 			&ucli.StringFlag{Name: "ns", Usage: "search only namespace `NS`"},
 			&ucli.IntFlag{Name: "limit", Aliases: []string{"n"}, Value: 10, Usage: "show at most `N` results"},
 		},
-		Action: func(ctx context.Context, cmd *ucli.Command) error {
-			if cmd.NArg() == 0 {
-				return usagef("search needs at least one word")
-			}
-			limit := cmd.Int("limit")
-			if limit < 1 {
-				return usagef("--limit must be at least 1, not %d", limit)
-			}
-			c, err := a.client(ctx, cmd)
-			if err != nil {
-				return err
-			}
-			r, err := c.SearchIn(ctx, strings.Join(cmd.Args().Slice(), " "), cmd.String("ns"), int(limit))
-			if err != nil {
-				return err
-			}
-			if jsonOut(cmd) {
-				return writeJSON(a.Stdout, r)
-			}
-			rows := make([][]string, 0, len(r.Results))
-			for _, h := range r.Results {
-				rows = append(rows, []string{h.Namespace + "." + h.Name, api.Summary(h.Description)})
-			}
-			if err := table(a.Stdout, nil, rows); err != nil {
-				return err
-			}
-			switch len(r.Unread) {
-			case 0:
-			case 1:
-				fmt.Fprintf(a.Stderr, "mcpx: %s has not been read yet and was not searched; `mcpx refresh` reads it.\n", r.Unread[0])
-			default:
-				fmt.Fprintf(a.Stderr, "mcpx: %s have not been read yet and were not searched; `mcpx refresh` reads them.\n", strings.Join(r.Unread, ", "))
-			}
-			if len(r.Results) == 0 && len(r.Unread) == 0 {
-				fmt.Fprintln(a.Stderr, "mcpx: no tool matches.")
-			}
-			return nil
-		},
+		Action: func(ctx context.Context, cmd *ucli.Command) error { return a.searchRun(ctx, cmd) },
 	}
+}
+
+// searchRun runs search with the line cmd (parsed by urfave/cli, or lean.go).
+func (a *App) searchRun(ctx context.Context, cmd invocation) error {
+	if cmd.NArg() == 0 {
+		return usagef("search needs at least one word")
+	}
+	limit := cmd.Int("limit")
+	if limit < 1 {
+		return usagef("--limit must be at least 1, not %d", limit)
+	}
+	c, err := a.client(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	r, err := c.SearchIn(ctx, strings.Join(cmd.Args().Slice(), " "), cmd.String("ns"), int(limit))
+	if err != nil {
+		return err
+	}
+	if jsonOut(cmd) {
+		return writeJSON(a.Stdout, r)
+	}
+	rows := make([][]string, 0, len(r.Results))
+	for _, h := range r.Results {
+		rows = append(rows, []string{h.Namespace + "." + h.Name, api.Summary(h.Description)})
+	}
+	if err := table(a.Stdout, nil, rows); err != nil {
+		return err
+	}
+	switch len(r.Unread) {
+	case 0:
+	case 1:
+		fmt.Fprintf(a.Stderr, "mcpx: %s has not been read yet and was not searched; `mcpx refresh` reads it.\n", r.Unread[0])
+	default:
+		fmt.Fprintf(a.Stderr, "mcpx: %s have not been read yet and were not searched; `mcpx refresh` reads them.\n", strings.Join(r.Unread, ", "))
+	}
+	if len(r.Results) == 0 && len(r.Unread) == 0 {
+		fmt.Fprintln(a.Stderr, "mcpx: no tool matches.")
+	}
+	return nil
 }

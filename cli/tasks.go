@@ -68,7 +68,7 @@ func (a *App) followTask(ctx context.Context, c *client.Client, t api.Task) (*ap
 
 // renderDetached prints a detached task: its id (stdout), and how to
 // collect it (stderr). --json: api.CallResponse with task set.
-func (a *App) renderDetached(cmd *ucli.Command, resp *api.CallResponse) error {
+func (a *App) renderDetached(cmd invocation, resp *api.CallResponse) error {
 	if jsonOut(cmd) {
 		return writeJSON(a.Stdout, resp)
 	}

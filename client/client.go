@@ -93,6 +93,13 @@ type Options struct {
 	// CallMargin is added to a call's bound, the server's callTimeout plus
 	// startTimeout, for the daemon's own work (default 30 s).
 	CallMargin time.Duration
+	// Snapshot resolves the configuration through the snapshot kept for
+	// the directory (config.Snapshots in Paths.Snapshots()): a command in
+	// a directory whose sources did not change reads the Brief it needs
+	// instead of every source, and skips reading the key records and the
+	// captured environment when their stamps say they hold what it would
+	// write. Config then reads the sources on first use.
+	Snapshot bool
 	// KeepAlive keeps connections to the daemon open for later requests
 	// (keepalive.go): for a long-lived process that sends many, mcpx
 	// serve. The CLI sends one request and leaves it off.
@@ -110,15 +117,20 @@ type Client struct {
 	dir       string
 	getenv    config.Getenv
 	lookupEnv func(string) (string, bool)
-	cfg       *config.Config
-	key       config.DaemonKey
-	paths     config.Paths
-	socket    string
-	manager   service.Manager
-	wait      time.Duration
-	ask       func(config.Input) (string, error)
-	timeout   time.Duration
-	margin    time.Duration
+	// brief is what requests need of the configuration; cfg the whole of
+	// it, read on first use when a snapshot served the brief (snap).
+	brief   *config.Brief
+	cfg     *config.Config
+	cfgOnce sync.Once
+	snap    *config.Snapshot
+	key     config.DaemonKey
+	paths   config.Paths
+	socket  string
+	manager service.Manager
+	wait    time.Duration
+	ask     func(config.Input) (string, error)
+	timeout time.Duration
+	margin  time.Duration
 	// peerUID reads the uid serving a connection (peercred.UID; a seam for
 	// tests).
 	peerUID func(net.Conn) (int, error)
@@ -195,17 +207,32 @@ func New(opts Options) (*Client, error) {
 			return getenv(name)
 		}
 	}
-	cfg, err := config.LoadDir(dir, lookup, self)
-	if err != nil {
-		return nil, &ConfigError{err}
-	}
 	var paths config.Paths
 	if opts.Paths != nil {
 		paths = *opts.Paths
 	} else if paths, err = config.DefaultPaths(getenv); err != nil {
 		return nil, fmt.Errorf("find mcpx directories: %w", err)
 	}
-	key := cfg.DaemonKey()
+	var (
+		cfg   *config.Config
+		brief *config.Brief
+		snap  *config.Snapshot
+	)
+	if opts.Snapshot {
+		if snap, err = (config.Snapshots{Dir: paths.Snapshots()}).Load(dir, lookup, self); err != nil {
+			return nil, &ConfigError{err}
+		}
+		brief = snap.Brief
+		if snap.FromSources() {
+			cfg, _ = snap.Config()
+		}
+	} else {
+		if cfg, err = config.LoadDir(dir, lookup, self); err != nil {
+			return nil, &ConfigError{err}
+		}
+		brief = config.BriefOf(cfg)
+	}
+	key := brief.DaemonKey()
 	socket := paths.Socket(key)
 	if s := getenv("MCPX_SOCKET"); s != "" {
 		socket = s
@@ -214,7 +241,7 @@ func New(opts Options) (*Client, error) {
 	if wait <= 0 {
 		wait = 10 * time.Second
 	}
-	c := &Client{dir: dir, getenv: getenv, lookupEnv: lookupEnv, cfg: cfg, key: key, paths: paths, socket: socket,
+	c := &Client{dir: dir, getenv: getenv, lookupEnv: lookupEnv, brief: brief, cfg: cfg, snap: snap, key: key, paths: paths, socket: socket,
 		manager: opts.Manager, wait: wait, timeout: opts.RequestTimeout, margin: opts.CallMargin, peerUID: peercred.UID,
 		uid: os.Getuid(), self: self, ask: opts.Ask, onUnresponsive: opts.OnUnresponsive}
 	if c.timeout <= 0 {
@@ -229,8 +256,16 @@ func New(opts Options) (*Client, error) {
 	return c, nil
 }
 
-// Config is the merged configuration of Dir.
-func (c *Client) Config() *config.Config { return c.cfg }
+// Config is the merged configuration of Dir. With Options.Snapshot it may
+// read the sources now; a configuration that no longer loads is nil then.
+func (c *Client) Config() *config.Config {
+	c.cfgOnce.Do(func() {
+		if c.cfg == nil && c.snap != nil {
+			c.cfg, _ = c.snap.Config()
+		}
+	})
+	return c.cfg
+}
 
 // Key is the daemon key of the configuration.
 func (c *Client) Key() config.DaemonKey { return c.key }

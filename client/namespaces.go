@@ -9,9 +9,9 @@ import (
 // Namespaces lists the configured servers from the daemon's schema cache
 // (GET /v1/namespaces); it never starts a server.
 func (c *Client) Namespaces(ctx context.Context) (*api.NamespacesResponse, error) {
-	var r api.NamespacesResponse
+	r := decoded[api.NamespacesResponse]{decode: api.DecodeNamespaces}
 	if err := c.get(ctx, api.PathNamespaces, nil, &r); err != nil {
 		return nil, err
 	}
-	return &r, nil
+	return r.v, nil
 }

@@ -2,7 +2,9 @@ package client
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,23 +24,75 @@ func (c *Client) prepare() error {
 }
 
 func (c *Client) writeRecords() error {
+	store := c.getenv(config.EnvTokenStore)
+	if !slices.Contains(config.TokenStores, store) {
+		return &ConfigError{fmt.Errorf("%s=%q: want auto, keyring or file", config.EnvTokenStore, store)}
+	}
+	env := c.brief.CaptureEnv(c.lookupEnv)
+	// What each file should hold, as a digest: the files are read only
+	// when their stamps changed since a command saw them hold it.
+	keyDigest := digest(c.configs()...)
+	runtimeDigest := digest(append([]string{string(c.key), c.paths.State, c.paths.Cache, store}, c.configs()...)...)
+	envSum := envDigest(env)
+	snap := c.snap
+	if snap != nil && len(c.brief.Inputs) == 0 && snap.Unchanged(c.paths.KeyRecord(c.key), keyDigest) &&
+		snap.Unchanged(c.paths.RuntimeKeyRecord(c.key), runtimeDigest) && snap.Unchanged(c.paths.EnvFile(c.key), envSum) {
+		return nil
+	}
 	if err := c.paths.EnsureRuntime(); err != nil {
 		return fmt.Errorf("prepare daemon %s: %w", c.key, err)
 	}
 	if err := c.writeKeyRecord(); err != nil {
 		return err
 	}
-	if err := c.writeRuntimeKeyRecord(); err != nil {
+	if err := c.writeRuntimeKeyRecord(store); err != nil {
 		return err
 	}
-	env := config.CaptureEnvFrom(c.cfg, c.lookupEnv)
 	if err := c.inputs(env); err != nil {
 		return err
 	}
 	if _, err := config.WriteEnvFile(c.paths.EnvFile(c.key), env); err != nil {
 		return fmt.Errorf("prepare daemon %s: %w", c.key, err)
 	}
+	if snap != nil {
+		snap.Remember(c.paths.KeyRecord(c.key), keyDigest)
+		snap.Remember(c.paths.RuntimeKeyRecord(c.key), runtimeDigest)
+		snap.Remember(c.paths.EnvFile(c.key), envDigest(env))
+		_ = snap.Save() // a cache: the next command loads the sources again
+	}
 	return nil
+}
+
+// configs are the key record's configs.
+func (c *Client) configs() []string {
+	if c.brief.Sources == nil {
+		return []string{}
+	}
+	return c.brief.Sources
+}
+
+// digest identifies a list of strings (FNV-1a, 64 bits: it tells a
+// record that holds what this command would write from one that does not;
+// whoever could craft a collision could write the record itself).
+func digest(fields ...string) string {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for _, f := range fields {
+		for i := 0; i < len(f); i++ {
+			h = (h ^ uint64(f[i])) * prime
+		}
+		h *= prime // the NUL between fields
+	}
+	return strconv.FormatUint(h, 16)
+}
+
+// envDigest identifies a captured environment.
+func envDigest(env map[string]string) string {
+	fields := make([]string, 0, 2*len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		fields = append(fields, k, env[k])
+	}
+	return digest(fields...)
 }
 
 // inputs adds the VS Code inputs (${input:ID}) the runnable servers use:
@@ -48,39 +102,25 @@ func (c *Client) writeRecords() error {
 // servers that need it, naming the input.
 func (c *Client) inputs(env map[string]string) error {
 	var old map[string]string
-	for _, name := range c.cfg.Names() {
-		s := c.cfg.Servers[name]
-		if s.Untrusted != "" || s.Problem != "" {
+	for _, use := range c.brief.Inputs {
+		if _, done := env[use.Var]; done {
 			continue
 		}
-		for _, v := range s.Vars() {
-			id, ok := strings.CutPrefix(v, "input:")
-			if !ok {
-				continue
-			}
-			if _, done := env[v]; done {
-				continue
-			}
-			if old == nil {
-				old, _ = config.ReadEnvFile(c.paths.EnvFile(c.key))
-			}
-			if val, ok := old[v]; ok {
-				env[v] = val
-				continue
-			}
-			if c.ask == nil {
-				continue
-			}
-			in, ok := c.cfg.Inputs[id]
-			if !ok {
-				in = config.Input{ID: id}
-			}
-			val, err := c.ask(in)
-			if err != nil {
-				return fmt.Errorf("input %s for server %s: %w", id, name, err)
-			}
-			env[v] = val
+		if old == nil {
+			old, _ = config.ReadEnvFile(c.paths.EnvFile(c.key))
 		}
+		if val, ok := old[use.Var]; ok {
+			env[use.Var] = val
+			continue
+		}
+		if c.ask == nil {
+			continue
+		}
+		val, err := c.ask(use.Input)
+		if err != nil {
+			return fmt.Errorf("input %s for server %s: %w", use.Input.ID, use.Server, err)
+		}
+		env[use.Var] = val
 	}
 	return nil
 }
@@ -112,10 +152,7 @@ func CheckVars(cfg *config.Config, lookup func(string) (string, bool)) error {
 // configs.
 func (c *Client) writeKeyRecord() error {
 	path := c.paths.KeyRecord(c.key)
-	configs := c.cfg.Sources
-	if configs == nil {
-		configs = []string{}
-	}
+	configs := c.configs()
 	// The record decides what the daemon runs: never write it into (or
 	// trust it from) a directory someone else controls.
 	if err := owner.MkdirAll(c.paths.KeysDir(), 0o700); err != nil {
@@ -139,16 +176,9 @@ func (c *Client) writeKeyRecord() error {
 // (MCPX_TOKEN_STORE), when it is missing or differs: a daemon started by
 // systemd or launchd reads it, since it does not see the shell's
 // environment.
-func (c *Client) writeRuntimeKeyRecord() error {
+func (c *Client) writeRuntimeKeyRecord(store string) error {
 	path := c.paths.RuntimeKeyRecord(c.key)
-	configs := c.cfg.Sources
-	if configs == nil {
-		configs = []string{}
-	}
-	store := c.getenv(config.EnvTokenStore)
-	if !slices.Contains(config.TokenStores, store) {
-		return &ConfigError{fmt.Errorf("%s=%q: want auto, keyring or file", config.EnvTokenStore, store)}
-	}
+	configs := c.configs()
 	if rec, err := config.ReadKeyRecord(path); err == nil && slices.Equal(rec.Configs, configs) &&
 		rec.StateDir == c.paths.State && rec.CacheDir == c.paths.Cache && rec.DaemonKey == string(c.key) && rec.TokenStore == store {
 		return nil

@@ -14,9 +14,9 @@ func (c *Client) Schema(ctx context.Context, ns, tool string) (*api.ToolsRespons
 	if tool != "" {
 		q.Set("tool", tool)
 	}
-	var r api.ToolsResponse
+	r := decoded[api.ToolsResponse]{decode: api.DecodeTools}
 	if err := c.get(ctx, api.PathSchema, q, &r); err != nil {
 		return nil, err
 	}
-	return &r, nil
+	return r.v, nil
 }

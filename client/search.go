@@ -24,9 +24,9 @@ func (c *Client) SearchIn(ctx context.Context, q, ns string, limit int) (*api.Se
 	if limit > 0 {
 		v.Set("limit", strconv.Itoa(limit))
 	}
-	var r api.SearchResponse
+	r := decoded[api.SearchResponse]{decode: api.DecodeSearch}
 	if err := c.get(ctx, api.PathSearch, v, &r); err != nil {
 		return nil, err
 	}
-	return &r, nil
+	return r.v, nil
 }

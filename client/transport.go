@@ -67,13 +67,12 @@ func withBound(ctx context.Context, d time.Duration) context.Context {
 // defaults (the daemon answers unknown_namespace at once anyway).
 func (c *Client) callBound(ns string) time.Duration {
 	call, start := config.DefaultCallTimeout, config.DefaultStartTimeout
-	if s := c.cfg.Servers[ns]; s != nil {
-		if d := time.Duration(s.Options.CallTimeout); d > 0 {
-			call = d
-		}
-		if d := time.Duration(s.Options.StartTimeout); d > 0 {
-			start = d
-		}
+	t := c.brief.CallTimeouts(ns)
+	if t.Call > 0 {
+		call = t.Call
+	}
+	if t.Start > 0 {
+		start = t.Start
 	}
 	return call + start + c.margin
 }
@@ -310,7 +309,14 @@ func (c *Client) send(parent, ctx context.Context, method, path, target string, 
 		return nil, nil, err
 	}
 	var payload []byte
-	if body != nil {
+	if m, ok := body.(json.Marshaler); ok {
+		// Without encoding/json's reflection, which costs a process that
+		// sends one request more than the encoding (api.CallRequest).
+		var err error
+		if payload, err = m.MarshalJSON(); err != nil {
+			return nil, nil, fmt.Errorf("%s %s: encode request: %w", method, path, err)
+		}
+	} else if body != nil {
 		var err error
 		if payload, err = json.Marshal(body); err != nil {
 			return nil, nil, fmt.Errorf("%s %s: encode request: %w", method, path, err)
@@ -381,8 +387,8 @@ func (c *Client) exchange(ctx context.Context, method, target string, payload []
 // full.
 func (c *Client) open(ctx context.Context, method, target string, payload []byte) (cn *conn, resp *h1.Response, written bool, err error) {
 	req := h1.Request{Method: method, Target: target, KeepAlive: c.pool != nil}
-	if c.cfg != nil {
-		req.Header = [][2]string{{api.HeaderConfigStamp, c.cfg.Stamp}}
+	if c.brief != nil {
+		req.Header = [][2]string{{api.HeaderConfigStamp, c.brief.Stamp}}
 	}
 	if payload != nil {
 		req.Body, req.ContentType = payload, "application/json"

@@ -47,9 +47,7 @@ func TestNoAnswerEndsWithinTheBound(t *testing.T) {
 	if got, want := c.callBound("demo"), 120*time.Second+30*time.Second+c.margin; got != want {
 		t.Fatalf("callBound(demo) = %s, want %s", got, want)
 	}
-	opts := &c.cfg.Servers["demo"].Options
-	opts.CallTimeout = config.Duration(100 * time.Millisecond)
-	opts.StartTimeout = config.Duration(100 * time.Millisecond)
+	c.brief.Timeouts = map[string]config.Timeouts{"demo": {Call: 100 * time.Millisecond, Start: 100 * time.Millisecond}}
 	c.margin = 100 * time.Millisecond
 	_, err = c.Call(context.Background(), api.CallRequest{Namespace: "demo", Tool: "echo"})
 	if !errors.Is(err, ErrDaemonUnavailable) || !strings.Contains(err.Error(), "no answer within 300ms") {

@@ -44,10 +44,16 @@ var ErrNoConfigFile = errors.New("config file not found")
 // directory reached through a link has the same sources (and DaemonKey) as
 // its target. An empty result means "use the built-in default".
 func Discover(dir string, getenv Getenv) ([]string, error) {
+	return discover(dir, getenv, nil)
+}
+
+// discover is Discover within a load (lc may be nil).
+func discover(dir string, getenv Getenv, lc *loadCtx) ([]string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("discover config for %s: %w", dir, err)
 	}
+	lc.look(abs)
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return nil, fmt.Errorf("discover config for %s: %w", dir, err)
@@ -56,6 +62,7 @@ func Discover(dir string, getenv Getenv) ([]string, error) {
 		if !filepath.IsAbs(explicit) {
 			explicit = filepath.Join(real, explicit)
 		}
+		lc.look(explicit)
 		p, err := CheckConfigFile(explicit)
 		if err != nil {
 			return nil, fmt.Errorf("config file %s (MCPX_CONFIG) %w", explicit, err)
@@ -64,14 +71,14 @@ func Discover(dir string, getenv Getenv) ([]string, error) {
 	}
 	env := hostEnv(getenv)
 	userCfg := filepath.Join(env.ConfigHome, "mcpx", "config.json")
-	enabled, err := enabledHosts(userCfg)
+	enabled, err := enabledHosts(userCfg, lc)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	seen := map[string]bool{}
 	add := func(candidate string) {
-		if p, ok := readableFile(candidate); ok && !seen[p] {
+		if p, ok := lc.readable(candidate); ok && !seen[p] {
 			seen[p] = true
 			out = append(out, p)
 		}
@@ -90,12 +97,12 @@ func Discover(dir string, getenv Getenv) ([]string, error) {
 		if nf.Host.Name == "mcpx" {
 			continue
 		}
-		if p, ok := readableFile(nf.Path); ok && nf.Host.Name == "claude-code" && !seen[p] {
+		if p, ok := lc.readable(nf.Path); ok && nf.Host.Name == "claude-code" && !seen[p] {
 			// Claude Code keys projects by the directory it ran in,
 			// which may be reached through a symlink.
-			scopes := claudeScopes(p, abs)
+			scopes := claudeScopes(p, abs, lc)
 			if abs != real {
-				scopes = append(scopes, claudeScopes(p, real)...)
+				scopes = append(scopes, claudeScopes(p, real, lc)...)
 			}
 			for _, scope := range scopes {
 				if !seen[p+"#"+scope] {
@@ -111,8 +118,8 @@ func Discover(dir string, getenv Getenv) ([]string, error) {
 
 // claudeScopes reads ~/.claude.json for the project directories whose
 // local scope applies in dir. An unreadable file has none (Load reports it).
-func claudeScopes(path, dir string) []string {
-	doc, err := readHostDoc(path, hosts.JSON)
+func claudeScopes(path, dir string, lc *loadCtx) []string {
+	doc, err := readHostDoc(path, hosts.JSON, lc)
 	if err != nil {
 		return nil
 	}
@@ -132,12 +139,12 @@ func hostEnv(getenv Getenv) hosts.Env {
 
 // enabledHosts reads the "hosts" list of the user config file: which hosts'
 // files mcpx reads (nil: all). mcpx's own files are always read.
-func enabledHosts(userCfg string) (func(*hosts.Host) bool, error) {
-	b, _, err := readConfigIf(userCfg, MaxConfigSize, checkOwner)
+func enabledHosts(userCfg string, lc *loadCtx) (func(*hosts.Host) bool, error) {
+	b, _, err := lc.read(userCfg, MaxConfigSize, checkOwner)
 	if err != nil {
 		return nil, nil // a missing, unreadable or foreign file: Load reports it
 	}
-	d, err := parseJSONC(userCfg, b)
+	d, err := lc.parse(userCfg, b)
 	if err != nil {
 		return nil, nil // Load reports the syntax error
 	}
@@ -262,25 +269,31 @@ func splitSource(src string) (file, scope string) {
 	return file, scope
 }
 
-// LoadDir is Discover + Load, with getenv's HOME and XDG directories.
+// LoadDir is Discover + Load, with getenv's HOME and XDG directories. Each
+// file is read and parsed once.
 func LoadDir(dir string, getenv Getenv, self string) (*Config, error) {
-	sources, err := Discover(dir, getenv)
+	return loadDir(dir, self, newLoadCtx(getenv, false))
+}
+
+// loadDir is LoadDir within the load lc (with lc's getenv).
+func loadDir(dir, self string, lc *loadCtx) (*Config, error) {
+	sources, err := discover(dir, lc.getenv, lc)
 	if err != nil {
 		return nil, err
 	}
-	return LoadWith(sources, LoadOptions{Self: self, Getenv: getenv})
+	return loadWith(sources, LoadOptions{Self: self, Getenv: lc.getenv}, lc)
 }
 
 // readHostDoc decodes a host's file: JSONC or TOML into a generic document.
 // Errors are *ParseError with file:line:col. A file owned by another user
 // is not read (an error wrapping ErrUntrustable): its Claude Code approvals
 // and project scopes are not the user's.
-func readHostDoc(path string, format hosts.Format) (map[string]any, error) {
+func readHostDoc(path string, format hosts.Format, lc *loadCtx) (map[string]any, error) {
 	limit := int64(MaxConfigSize)
 	if filepath.Base(path) == ".claude.json" {
 		limit = maxClaudeStateSize
 	}
-	b, _, err := readConfigIf(path, limit, checkOwner)
+	b, _, err := lc.read(path, limit, checkOwner)
 	if err != nil {
 		return nil, err
 	}

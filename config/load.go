@@ -236,10 +236,15 @@ func Load(sources []string, self string) (*Config, error) {
 // server's Problem says "FILE:LINE:COL: what". Unknown keys in a server
 // entry are only warnings (Config.Warnings).
 func LoadWith(sources []string, opts LoadOptions) (*Config, error) {
+	return loadWith(sources, opts, nil)
+}
+
+// loadWith is LoadWith within a load (lc may be nil).
+func loadWith(sources []string, opts LoadOptions, lc *loadCtx) (*Config, error) {
 	if len(sources) == 0 {
 		return Builtin(opts.Self), nil
 	}
-	l := newLoader(opts)
+	l := newLoader(opts, lc)
 	for _, src := range sources {
 		if err := l.load(src); err != nil {
 			return nil, err
@@ -260,10 +265,11 @@ type loader struct {
 	top       optLayer
 	m         merger
 	stamp     hash.Hash
+	lc        *loadCtx // reads, parses and records what the load looked at (may be nil)
 }
 
-func newLoader(opts LoadOptions) *loader {
-	l := &loader{getenv: opts.Getenv, trust: opts.Trust, userFiles: map[string]bool{}, hostDocs: map[string]map[string]any{},
+func newLoader(opts LoadOptions, lc *loadCtx) *loader {
+	l := &loader{lc: lc, getenv: opts.Getenv, trust: opts.Trust, userFiles: map[string]bool{}, hostDocs: map[string]map[string]any{},
 		c: &Config{Servers: map[string]*Server{}}, m: merger{trusted: map[string]entry{}, untrusted: map[string]entry{}}, stamp: sha256.New()}
 	if l.getenv == nil {
 		l.getenv = os.Getenv
@@ -273,10 +279,12 @@ func newLoader(opts LoadOptions) *loader {
 	}
 	l.env = hostEnv(l.getenv)
 	l.home = l.env.Home
+	lc.look(l.home)
 	if real, err := filepath.EvalSymlinks(l.home); err == nil {
 		l.home = real
 	}
 	for _, nf := range hosts.UserFilesAll(l.env, nil) {
+		lc.look(nf.Path)
 		if real, err := filepath.EvalSymlinks(nf.Path); err == nil {
 			l.userFiles[real] = true
 		}
@@ -302,7 +310,11 @@ func (l *loader) load(src string) error {
 	}
 	var f *file
 	if s.host.Format(s.path) == hosts.MCPX {
-		if f, err = parseFile(s.path, s.content); err != nil {
+		d, err := l.lc.parse(s.path, s.content)
+		if err == nil {
+			f, err = parseDoc(d)
+		}
+		if err != nil {
 			return err
 		}
 		for _, e := range f.entries {
@@ -327,6 +339,7 @@ func (l *loader) open(src string) (*source, error) {
 	name, scope := splitSource(src)
 	abs, err := filepath.Abs(name)
 	if err == nil {
+		l.lc.look(abs)
 		abs, err = filepath.EvalSymlinks(abs)
 	}
 	host := hosts.Identify(abs, l.env)
@@ -349,7 +362,7 @@ func (l *loader) open(src string) (*source, error) {
 		s.info.Level = hosts.User.String()
 	}
 	if err == nil {
-		s.content, s.fi, err = readConfigIf(abs, sizeLimit(abs), checkOwner)
+		s.content, s.fi, err = l.lc.read(abs, sizeLimit(abs), checkOwner)
 	}
 	if err != nil {
 		return nil, l.unread(s, err)
@@ -357,6 +370,7 @@ func (l *loader) open(src string) (*source, error) {
 	if s.info.Level == hosts.User.String() {
 		s.info.Trusted = true // and ours: checkOwner passed
 	} else {
+		l.lc.look(l.trust.file(abs))
 		s.info.Why = projectVerdict(l.trust, abs, s.fi, s.content)
 		s.info.Trusted = s.info.Why == ""
 	}
@@ -445,7 +459,7 @@ func (l *loader) merge(s *source, f *file) {
 func (l *loader) hostDoc(path string) map[string]any {
 	doc, ok := l.hostDocs[path]
 	if !ok {
-		doc, _ = readHostDoc(path, hosts.JSON)
+		doc, _ = readHostDoc(path, hosts.JSON, l.lc)
 		l.hostDocs[path] = doc
 	}
 	return doc
@@ -471,7 +485,7 @@ func (l *loader) finish() *Config {
 		e.server.own = e.layer
 		c.Servers[r.name] = e.server
 	}
-	markSelf(c, l.getenv)
+	markSelf(c, l.getenv, l.lc)
 	for _, r := range rows {
 		fmt.Fprintf(l.stamp, "%s\x00%s\x00%s\x00", r.name, r.entry.server.Untrusted, r.entry.server.Problem)
 	}

@@ -22,6 +22,11 @@ func parseFile(name string, src []byte) (*file, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseDoc(d)
+}
+
+// parseDoc is parseFile over a parsed document.
+func parseDoc(d *doc) (*file, error) {
 	f := &file{entries: map[string]entry{}}
 	where := map[string]string{} // server name → map that defined it
 	for _, m := range d.root.members {

@@ -254,6 +254,9 @@ func (p Paths) ConfigFile() string { return filepath.Join(p.Config, "config.json
 // (0700; one 0600 file per serverHash).
 func (p Paths) AuthDir() string { return filepath.Join(p.State, "auth") }
 
+// Snapshots holds the configuration snapshots (Snapshots), Runtime/snapshots.
+func (p Paths) Snapshots() string { return filepath.Join(p.Runtime, "snapshots") }
+
 // ServeKey is the key every request to `mcpx serve --http` carries,
 // State/serve.key (0600; made on first use).
 func (p Paths) ServeKey() string { return filepath.Join(p.State, "serve.key") }

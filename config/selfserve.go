@@ -64,7 +64,8 @@ func WriteServeRecord(p Paths, addr string) (remove func(), err error) {
 // serveAddrs are the addresses of this user's running `mcpx serve --http`
 // processes, read from dir; records of processes that are gone are
 // skipped. Best effort: an unreadable directory has none.
-func serveAddrs(dir string) []string {
+func serveAddrs(dir string, lc *loadCtx) []string {
+	lc.list(dir)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
@@ -74,12 +75,17 @@ func serveAddrs(dir string) []string {
 		if filepath.Ext(e.Name()) != ".json" {
 			continue
 		}
-		b, _, err := readConfigIf(filepath.Join(dir, e.Name()), 1<<12, CheckTrustable)
+		b, _, err := lc.read(filepath.Join(dir, e.Name()), 1<<12, CheckTrustable)
 		if err != nil {
 			continue
 		}
 		var rec ServeRecord
-		if json.Unmarshal(b, &rec) != nil || !proc.Is(rec.Pid, rec.PidStart) {
+		if json.Unmarshal(b, &rec) != nil {
+			continue
+		}
+		alive := proc.Is(rec.Pid, rec.PidStart)
+		lc.proc(rec.Pid, rec.PidStart, alive)
+		if !alive {
 			continue
 		}
 		out = append(out, rec.Addr)
@@ -138,7 +144,7 @@ func loopbackHost(h string) bool {
 // markSelf gives every server that is mcpx itself its Problem (and Self),
 // with a warning. The serve records are read only when some server has a
 // loopback URL.
-func markSelf(c *Config, getenv Getenv) {
+func markSelf(c *Config, getenv Getenv, lc *loadCtx) {
 	var addrs []string
 	read := false
 	for _, name := range c.Names() {
@@ -154,7 +160,7 @@ func markSelf(c *Config, getenv Getenv) {
 			if !read {
 				read = true
 				if p, err := DefaultPaths(getenv); err == nil {
-					addrs = serveAddrs(p.ServeRecords())
+					addrs = serveAddrs(p.ServeRecords(), lc)
 				}
 			}
 			if a := servedBy(s.URL, addrs); a != "" {

@@ -215,6 +215,11 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 	}
 	d.store = store
 	d.schemas = cache.NewSchemas(store, opts.Paths.Schemas())
+	// Every call and discovery request loads a snapshot: a watched refs
+	// directory spares each of them the stat of its ref.
+	if err := d.schemas.Watch(); err != nil {
+		d.log.Printf("%v; checking schema refs on every request", err)
+	}
 	// The previous daemon for this key is gone (we hold the alive lock):
 	// end whatever of its servers outlived it, and of those of a daemon
 	// that handed its socket over and died before stopping its own.

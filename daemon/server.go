@@ -67,8 +67,13 @@ func (d *daemon) handler() http.Handler {
 	}
 	debug := d.getenv != nil && debugEnabled(d.getenv)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// A request runs on its connection's new goroutine, deep.
-		stack.Grow()
+		// A connection's requests run on its goroutine, deep: its
+		// stack is grown before the first (later ones would only zero
+		// the frame again).
+		if c, ok := r.Context().Value(grownKey{}).(*bool); ok && !*c {
+			stack.Grow()
+			*c = true
+		}
 		// From here the request is answered, even by a daemon stopping.
 		d.unanswered.reached(r.Context())
 		w.Header().Set(api.HeaderVersion, version.String())
@@ -163,6 +168,16 @@ func decodeBody(r *http.Request, v any) error {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "read request body: %v", err)
 	}
 	if len(data) == 0 {
+		return nil
+	}
+	if req, ok := v.(*api.CallRequest); ok {
+		// Every call: read without encoding/json's reflection (the
+		// same result, api/scananswers.go).
+		got, err := api.DecodeCallRequest(data)
+		if err != nil {
+			return apiErr(http.StatusBadRequest, api.CodeBadRequest, "decode request body: %v", err)
+		}
+		*req = *got
 		return nil
 	}
 	if err := json.Unmarshal(data, v); err != nil {
@@ -286,9 +301,14 @@ type peer struct {
 // connContext reads the peer credentials once per connection.
 func connContext(ctx context.Context, c net.Conn) context.Context {
 	uid, err := peercred.UID(c)
+	ctx = context.WithValue(ctx, grownKey{}, new(bool))
 	ctx = context.WithValue(ctx, connKey{}, c)
 	return context.WithValue(ctx, peerKey{}, peer{uid: uid, err: err})
 }
+
+// grownKey holds whether a connection's goroutine has grown its stack
+// (*bool; only that goroutine reads and writes it).
+type grownKey struct{}
 
 // errPeer is a connection refused for its credentials.
 var errPeer = errors.New("peer refused")

@@ -40,10 +40,8 @@ func AppendToolRow(b []byte, name, summary string) []byte {
 // data's memory: the caller must not change data afterwards.
 func DecodeToolRows(data []byte) (*ToolRows, error) {
 	head, rest, _ := bytes.Cut(data, []byte("\n"))
-	var h struct {
-		Namespace *Namespace `json:"namespace"`
-	}
-	if err := json.Unmarshal(head, &h); err != nil {
+	h, _, err := decodeKnown(head, readRowsHead)
+	if err != nil {
 		return nil, fmt.Errorf("tool rows: first line: %w", err)
 	}
 	if h.Namespace == nil {
@@ -67,6 +65,26 @@ func DecodeToolRows(data []byte) (*ToolRows, error) {
 		r.Rows = append(r.Rows, ToolRow{Name: name, Summary: summary})
 	}
 	return r, nil
+}
+
+// rowsHead is the first line of a brief tool list.
+type rowsHead struct {
+	Namespace *Namespace `json:"namespace"`
+}
+
+// readRowsHead reads a rowsHead without encoding/json's reflection
+// (scananswers.go).
+func readRowsHead(s string, h *rowsHead) error {
+	return members(s, once([]string{"namespace"}, func(key, v string) error {
+		if key != "namespace" {
+			return unknownKey(key, "namespace")
+		}
+		if v == "null" {
+			return errOtherShape
+		}
+		h.Namespace = &Namespace{}
+		return readNamespace(v, h.Namespace)
+	}))
 }
 
 func cut(s string, sep byte) (before, after string, found bool) {

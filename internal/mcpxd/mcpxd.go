@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 )
 
 // Name is the daemon binary's file name.
@@ -38,6 +40,9 @@ func Executable() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("find own executable: %w", err)
 	}
+	if runtime.GOOS == "linux" && !strings.HasSuffix(self, " (deleted)") {
+		return self, nil // /proc/self/exe names the file the kernel ran, resolved
+	}
 	if real, err := filepath.EvalSymlinks(self); err == nil {
 		self = real
 	}
@@ -52,6 +57,11 @@ func Beside(self string) string { return filepath.Join(filepath.Dir(self), Name)
 // *NotFoundError.
 func Find(self string) (string, error) {
 	beside := Beside(self)
+	// self is resolved, so beside is unless it is a symlink itself: one
+	// lstat answers the common case.
+	if fi, err := os.Lstat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return beside, nil
+	}
 	if isExecutable(beside) {
 		return resolve(beside), nil
 	}

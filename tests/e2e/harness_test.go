@@ -200,6 +200,11 @@ func (e *Env) Exec(bin, dir string, args ...string) Result {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = e.Environ()
+	if len(benchValgrind) > 0 { // TestPerformance counts instructions
+		cmd = exec.CommandContext(ctx, benchValgrind[0], append(append(benchValgrind[1:], bin), args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(e.Environ(), "GODEBUG=asyncpreemptoff=1")
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -1,0 +1,83 @@
+package client
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/config"
+)
+
+// With Options.Snapshot a command skips reading the key records and the
+// captured environment while their stamps say they hold what it would
+// write, and rewrites them as soon as anything differs: a variable's
+// value, a record removed, the token store.
+func TestSnapshotKeepsRecordsCurrent(t *testing.T) {
+	base := t.TempDir()
+	env := map[string]string{
+		"HOME":            filepath.Join(base, "home"),
+		"XDG_RUNTIME_DIR": filepath.Join(base, "run"),
+		"XDG_STATE_HOME":  filepath.Join(base, "state"),
+		"XDG_CACHE_HOME":  filepath.Join(base, "cache"),
+		"XDG_CONFIG_HOME": filepath.Join(base, "config"),
+		"TOKEN":           "one",
+	}
+	for _, d := range []string{"home", "run", "work", "config/mcpx"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(base, "config", "mcpx", "config.json"), []byte(`{"mcpServers": {"a": {"command": "x", "env": {"T": "${TOKEN}"}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	prepared := func() *Client {
+		t.Helper()
+		c, err := New(Options{Dir: filepath.Join(base, "work"), Getenv: func(k string) string { return env[k] }, Self: "/bin/true", Snapshot: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.prepare(); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	envFile := func(c *Client) map[string]string {
+		t.Helper()
+		m, err := config.ReadEnvFile(c.paths.EnvFile(c.key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	prepared()
+	time.Sleep(2100 * time.Millisecond) // the records settle (config's settleTime)
+	prepared()                          // checks them, and remembers their stamps
+	c := prepared()
+	if c.snap.FromSources() {
+		t.Fatal("the configuration was read from its sources again")
+	}
+	st := c.getenv(config.EnvTokenStore)
+	if !c.snap.Unchanged(c.paths.EnvFile(c.key), envDigest(c.brief.CaptureEnv(c.lookupEnv))) ||
+		!c.snap.Unchanged(c.paths.RuntimeKeyRecord(c.key), digest(append([]string{string(c.key), c.paths.State, c.paths.Cache, st}, c.configs()...)...)) ||
+		!c.snap.Unchanged(c.paths.KeyRecord(c.key), digest(c.configs()...)) {
+		t.Fatal("settled records are not taken as unchanged")
+	}
+
+	env["TOKEN"] = "two"
+	if c = prepared(); envFile(c)["TOKEN"] != "two" {
+		t.Fatalf("a changed variable did not reach the env file: %v", envFile(c))
+	}
+	if err := os.Remove(c.paths.RuntimeKeyRecord(c.key)); err != nil {
+		t.Fatal(err)
+	}
+	c = prepared()
+	if _, err := config.ReadKeyRecord(c.paths.RuntimeKeyRecord(c.key)); err != nil {
+		t.Fatalf("a removed runtime key record was not written again: %v", err)
+	}
+	env[config.EnvTokenStore] = "file"
+	c = prepared()
+	if rec, err := config.ReadKeyRecord(c.paths.RuntimeKeyRecord(c.key)); err != nil || rec.TokenStore != "file" {
+		t.Fatalf("a changed token store did not reach the runtime key record: %+v, %v", rec, err)
+	}
+}

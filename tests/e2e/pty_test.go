@@ -4,17 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // A pseudo-terminal for commands that ask a person: the command gets the
@@ -34,30 +30,6 @@ type terminal struct {
 	out  bytes.Buffer // everything shown
 	seen int          // how much of out expect has consumed
 	more chan struct{}
-}
-
-// openPTY opens a pseudo-terminal pair: the controlling side and the
-// terminal's device.
-func openPTY() (ptm, pts *os.File, err error) {
-	ptm, err = os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := unix.IoctlSetPointerInt(int(ptm.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		ptm.Close()
-		return nil, nil, fmt.Errorf("unlock pty: %w", err)
-	}
-	n, err := unix.IoctlGetInt(int(ptm.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		ptm.Close()
-		return nil, nil, fmt.Errorf("pty number: %w", err)
-	}
-	pts, err = os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		ptm.Close()
-		return nil, nil, err
-	}
-	return ptm, pts, nil
 }
 
 // OnTerminal runs mcpx args in Work on a fresh pseudo-terminal with env

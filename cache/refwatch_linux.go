@@ -48,6 +48,10 @@ func (c *Schemas) readEvents(fd int) {
 		if err != nil || n < syscall.SizeofInotifyEvent {
 			return
 		}
+		select {
+		case c.changed <- struct{}{}:
+		default: // a wake-up is already pending
+		}
 		for off := 0; off+syscall.SizeofInotifyEvent <= n; {
 			ev := (*syscall.InotifyEvent)(unsafe.Pointer(&buf[off]))
 			if ev.Mask&(syscall.IN_IGNORED|syscall.IN_DELETE_SELF|syscall.IN_MOVE_SELF|syscall.IN_UNMOUNT) != 0 {

@@ -86,6 +86,9 @@ type Schemas struct {
 	// stat (refwatch_linux.go).
 	watching atomic.Bool
 	gen      atomic.Uint64
+	// changed holds one pending wake-up for the reader of Changed after
+	// the watch saw the refs change.
+	changed chan struct{}
 }
 
 type memoEntry struct {
@@ -104,10 +107,21 @@ type memoEntry struct {
 // reaches Load as soon as the watch goroutine has read its event.
 func (c *Schemas) Watch() error { return c.watchRefs() }
 
+// Watching reports whether a watch (Watch) is running: while it is,
+// Changed fires after every change of a ref.
+func (c *Schemas) Watching() bool { return c.watching.Load() }
+
+// Changed fires after the watch saw a ref change (saved, replaced,
+// dropped, by this process or another), keeping at most one wake-up
+// pending; it never fires without a watch. It has one reader: `mcpx
+// serve`, which rebuilds its catalog when a snapshot changed instead of
+// every second.
+func (c *Schemas) Changed() <-chan struct{} { return c.changed }
+
 // NewSchemas returns the schema cache over store with refs in dir
 // (config.Paths.Schemas()), and registers its refs as roots of store.
 func NewSchemas(store *Store, dir string) *Schemas {
-	c := &Schemas{store: store, dir: dir}
+	c := &Schemas{store: store, dir: dir, changed: make(chan struct{}, 1)}
 	store.AddRoots(c.Roots)
 	return c
 }

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"encoding/json"
+	"fmt"
 	"errors"
 	"os"
 	"path/filepath"
@@ -357,5 +358,41 @@ func TestWatchedLoadSeesOtherProcesses(t *testing.T) {
 	}
 	if _, err := c.Load(h); !errors.As(err, &miss) || miss.Reason != ReasonNoSnapshot {
 		t.Fatalf("after the refs directory went away: %v", err)
+	}
+}
+
+// Changed fires after another process's Save, and keeps one wake-up
+// pending however many changes came; without a watch it never fires.
+func TestChangedFiresOnRefChanges(t *testing.T) {
+	c, s, dir := newSchemas(t)
+	select {
+	case <-c.Changed():
+		t.Fatal("Changed fired without a watch")
+	default:
+	}
+	if err := c.Watch(); err != nil {
+		t.Skip(err)
+	}
+	if !c.Watching() {
+		t.Fatal("Watching is false after Watch")
+	}
+	other := NewSchemas(s, dir)
+	h := config.ServerHash("6666666666666666")
+	wait := func(what string) {
+		t.Helper()
+		select {
+		case <-c.Changed():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no wake-up after %s", what)
+		}
+	}
+	for i := 0; i < 3; i++ { // three saves, one pending wake-up at least
+		if err := other.Save(&Snapshot{ServerHash: h, Tools: []json.RawMessage{json.RawMessage(fmt.Sprintf(`{"name":"t%d"}`, i))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wait("saves")
+	if len(c.changed) > 1 {
+		t.Fatalf("%d wake-ups pending", len(c.changed))
 	}
 }

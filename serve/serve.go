@@ -68,7 +68,8 @@ type Options struct {
 	Listener net.Listener
 	// MaxBody bounds an HTTP request's body (default 4 MiB).
 	MaxBody int64
-	// Poll is how often the catalog is re-read (default 1 s).
+	// Poll is how often the config is re-read (default 1 s), and the
+	// catalog where the schema cache cannot be watched.
 	Poll time.Duration
 	// Getenv reads the environment (default os.Getenv).
 	Getenv config.Getenv

@@ -87,22 +87,32 @@ func (s *mcpxServer) reload(ctx context.Context) error {
 	return nil
 }
 
-// watch re-reads the config and the catalog every Poll until ctx ends.
+// watch re-reads the config every Poll until ctx ends, and rebuilds the
+// catalog when a snapshot changed (at once, where the schema cache is
+// watched) or the config now means other servers; where the cache cannot
+// be watched, every Poll.
 func (s *mcpxServer) watch(ctx context.Context) {
+	_ = s.schemas.Watch() // where it cannot, Watching is false: every Poll
 	t := time.NewTicker(s.opts.Poll)
 	defer t.Stop()
 	defer s.bg.Wait()
 	for {
+		changed := false
 		select {
 		case <-ctx.Done():
 			return
+		case <-s.schemas.Changed():
+			changed = true
 		case <-t.C:
 		}
+		before := s.client()
 		if err := s.reload(ctx); err != nil {
 			s.opts.Log.Printf("config: %v", err)
 			continue
 		}
-		s.sync(ctx, false)
+		if changed || !s.schemas.Watching() || s.client() != before {
+			s.sync(ctx, false)
+		}
 	}
 }
 

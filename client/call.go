@@ -59,6 +59,10 @@ type StreamHooks struct {
 	// /v1/elicit. It may block (a person is asked): the call's bound
 	// stops meanwhile. Nil declines.
 	Elicit func(ctx context.Context, e api.Elicitation) json.RawMessage
+	// Sample answers a sampling request (req.Sample; e.Method is
+	// api.MethodSample) with a CreateMessageResult, or an error the
+	// server is given instead. Nil refuses it.
+	Sample func(ctx context.Context, e api.Elicitation) (json.RawMessage, error)
 	// Late is told when an answer could not be delivered (the daemon
 	// stopped waiting for it). May be nil.
 	Late func(e api.Elicitation, err error)
@@ -147,14 +151,22 @@ func (c *Client) CallStreamWith(ctx context.Context, req api.CallRequest, h Stre
 // answerElicitation gets the answer to e from h (decline without a hook)
 // and sends it to the daemon.
 func (c *Client) answerElicitation(ctx context.Context, e api.Elicitation, h StreamHooks) {
-	result := api.ElicitResult(api.ActionDecline, nil)
-	if h.Elicit != nil {
-		result = h.Elicit(ctx, e)
+	answer := api.ElicitAnswer{ID: e.ID, Result: api.ElicitResult(api.ActionDecline, nil)}
+	switch {
+	case e.Method == api.MethodSample && h.Sample != nil:
+		res, err := h.Sample(ctx, e)
+		if answer.Result = res; err != nil {
+			answer.Result, answer.Error = nil, err.Error()
+		}
+	case e.Method == api.MethodSample:
+		answer.Result, answer.Error = nil, "the caller answers no sampling requests"
+	case h.Elicit != nil:
+		answer.Result = h.Elicit(ctx, e)
 	}
 	if ctx.Err() != nil {
 		return // the call is over: the daemon cancels the elicitation
 	}
-	if err := c.post(ctx, api.PathElicit, api.ElicitAnswer{ID: e.ID, Result: result}, nil); err != nil && h.Late != nil {
+	if err := c.post(ctx, api.PathElicit, answer, nil); err != nil && h.Late != nil {
 		h.Late(e, err)
 	}
 }

@@ -38,6 +38,9 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 	if err := checkElicit(req.Elicit, req.Stream); err != nil {
 		return err
 	}
+	if req.Sample && !req.Stream {
+		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "sample needs a streamed answer (the request goes out on it)")
+	}
 
 	st := d.state.Load()
 	s, err := st.server(req.Namespace)
@@ -176,7 +179,10 @@ func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.Call
 		return resp, err
 	}
 	d.calls.Add(1)
-	hooks := upstream.Hooks{Answer: d.answerer(s.Name, req.Elicit, stream)}
+	hooks := upstream.Hooks{Answer: d.answerer(s.Name, req.Elicit, req.Sample, stream)}
+	if req.Relay {
+		hooks.Offer = &upstream.Offer{Elicitation: req.Elicit == api.ElicitAsk, Sampling: req.Sample}
+	}
 	if stream != nil {
 		hooks.Observe = stream.observe
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -29,21 +30,33 @@ var elicitWait = api.ElicitWait * time.Minute
 // for concurrent use; the zero value is ready.
 type pending struct {
 	mu      sync.Mutex
-	waiting map[string]chan json.RawMessage
+	waiting map[string]waiting
 }
 
-// open registers a new elicitation and returns its id and the channel its
-// answer arrives on; close forgets it.
-func (p *pending) open() (id string, answer chan json.RawMessage, close func()) {
+// waiting is one question waiting for its answer.
+type waiting struct {
+	method string // api.Elicitation's Method
+	answer chan answered
+}
+
+// answered is a caller's answer: the result, or why it could not answer.
+type answered struct {
+	result json.RawMessage
+	err    string
+}
+
+// open registers a new question of method and returns its id and the
+// channel its answer arrives on; close forgets it.
+func (p *pending) open(method string) (id string, answer chan answered, close func()) {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	id = hex.EncodeToString(b[:])
-	answer = make(chan json.RawMessage, 1)
+	answer = make(chan answered, 1)
 	p.mu.Lock()
 	if p.waiting == nil {
-		p.waiting = map[string]chan json.RawMessage{}
+		p.waiting = map[string]waiting{}
 	}
-	p.waiting[id] = answer
+	p.waiting[id] = waiting{method: method, answer: answer}
 	p.mu.Unlock()
 	return id, answer, func() {
 		p.mu.Lock()
@@ -52,16 +65,24 @@ func (p *pending) open() (id string, answer chan json.RawMessage, close func()) 
 	}
 }
 
-// answer delivers result to elicitation id; false when it is not waiting.
-func (p *pending) answer(id string, result json.RawMessage) bool {
+// method is the Method of question id; false when it is not waiting.
+func (p *pending) method(id string) (string, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ch, ok := p.waiting[id]
+	w, ok := p.waiting[id]
+	return w.method, ok
+}
+
+// answer delivers a to question id; false when it is not waiting.
+func (p *pending) answer(id string, a answered) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w, ok := p.waiting[id]
 	if !ok {
 		return false
 	}
 	delete(p.waiting, id)
-	ch <- result
+	w.answer <- a
 	return true
 }
 
@@ -71,33 +92,36 @@ func (d *daemon) serveElicit(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(r, &req); err != nil {
 		return err
 	}
-	var res struct {
-		Action  string          `json:"action"`
-		Content json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(req.Result, &res); err != nil {
-		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "elicitation %s: the result is not an ElicitResult: %v", req.ID, err)
-	}
-	switch res.Action {
-	case api.ActionAccept, api.ActionDecline, api.ActionCancel:
+	method, _ := d.elicits.method(req.ID) // (one not waiting: 404 below)
+	var err error
+	switch {
+	case req.Error != "" && method == api.MethodSample:
+	case req.Error != "":
+		err = errors.New("only a sampling request is answered with an error (an elicitation declines or cancels)")
+	case method == api.MethodSample:
+		err = api.CheckSampleResult(req.Result)
 	default:
-		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "elicitation %s: action %q (accepted: accept, decline, cancel)", req.ID, res.Action)
+		err = api.CheckElicitResult(req.Result)
 	}
-	if c := res.Content; len(c) > 0 && string(c) != "null" && c[0] != '{' {
-		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "elicitation %s: the content must be an object", req.ID)
+	if err != nil {
+		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "elicitation %s: %v", req.ID, err)
 	}
-	if !d.elicits.answer(req.ID, req.Result) {
+	if !d.elicits.answer(req.ID, answered{result: req.Result, err: req.Error}) {
 		return apiErr(http.StatusNotFound, api.CodeNotFound, "no elicitation %s is waiting (answered, cancelled, or its call ended)", req.ID)
 	}
 	return writeJSON(w, struct{}{})
 }
 
 // answerer is who answers a call's inquiries for elicit mode (ask needs
-// the call's stream).
-func (d *daemon) answerer(ns, mode string, stream *frameStream) upstream.Answerer {
+// the call's stream) and sample (the caller answers sampling requests
+// through the stream).
+func (d *daemon) answerer(ns, mode string, sample bool, stream *frameStream) upstream.Answerer {
 	return func(ctx context.Context, q upstream.Inquiry) (json.RawMessage, error) {
-		if q.Method != "elicitation/create" {
-			// Sampling: mcpx offers no language model to its servers.
+		if q.Method == api.MethodSample {
+			if sample && stream != nil {
+				return d.ask(ctx, ns, q, stream)
+			}
+			// mcpx offers no language model of its own to its servers.
 			err := fmt.Errorf("%w: mcpx does not sample from a language model for its servers", upstream.ErrNotOffered)
 			if stream != nil {
 				stream.send(api.StreamFrame{Log: &api.LogMessage{Level: "warning", Logger: "mcpx",
@@ -108,7 +132,7 @@ func (d *daemon) answerer(ns, mode string, stream *frameStream) upstream.Answere
 		switch mode {
 		case api.ElicitAsk:
 			if stream != nil {
-				return d.ask(ctx, ns, q, stream), nil
+				return d.ask(ctx, ns, q, stream)
 			}
 		case api.ElicitDefaults:
 			return defaultAnswer(q.Params), nil
@@ -117,23 +141,40 @@ func (d *daemon) answerer(ns, mode string, stream *frameStream) upstream.Answere
 	}
 }
 
+// errNoAnswer is a sampling request its caller did not answer (gone, or
+// silent for elicitWait).
+var errNoAnswer = errors.New("no answer")
+
 // ask puts q to the caller through stream and waits for the answer; a
-// caller gone or silent for elicitWait cancels it.
-func (d *daemon) ask(ctx context.Context, ns string, q upstream.Inquiry, stream *frameStream) json.RawMessage {
-	id, answer, done := d.elicits.open()
+// caller gone or silent for elicitWait cancels an elicitation and fails
+// a sampling request.
+func (d *daemon) ask(ctx context.Context, ns string, q upstream.Inquiry, stream *frameStream) (json.RawMessage, error) {
+	method := ""
+	if q.Method == api.MethodSample {
+		method = api.MethodSample
+	}
+	id, answer, done := d.elicits.open(method)
 	defer done()
-	stream.send(api.StreamFrame{Elicit: &api.Elicitation{ID: id, Namespace: ns, Params: q.Params, Key: q.Key}}, true)
+	stream.send(api.StreamFrame{Elicit: &api.Elicitation{ID: id, Namespace: ns, Params: q.Params, Key: q.Key, Method: method}}, true)
 	t := time.NewTimer(elicitWait)
 	defer t.Stop()
+	var why error
 	select {
-	case res := <-answer:
-		return res
+	case a := <-answer:
+		if a.err != "" {
+			return nil, fmt.Errorf("the host could not answer: %s", a.err)
+		}
+		return a.result, nil
 	case <-ctx.Done():
-		return api.ElicitResult(api.ActionCancel, nil)
+		why = ctx.Err()
 	case <-t.C:
 		d.log.Printf("%s: elicitation %s unanswered after %s; cancelled", ns, id, elicitWait)
-		return api.ElicitResult(api.ActionCancel, nil)
+		why = fmt.Errorf("%w within %s", errNoAnswer, elicitWait)
 	}
+	if method == api.MethodSample {
+		return nil, why
+	}
+	return api.ElicitResult(api.ActionCancel, nil), nil
 }
 
 // defaultAnswer accepts a form with its schema's defaults; a form that

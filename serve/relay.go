@@ -37,15 +37,20 @@ import (
 // A host that did not declare elicitation has the server's questions
 // declined for it (the daemon's default).
 
-// hostElicits reports whether the host of ctx can answer elicitations, and
-// whether the request is of the 2026-07-28 generation (it is asked with
-// input_required results).
-func hostElicits(ctx context.Context) (modern, ok bool) {
+// hostAnswers reports what the host of ctx can answer: elicitations,
+// sampling requests; and whether the request is of the 2026-07-28
+// generation (the host is asked with input_required results).
+func hostAnswers(ctx context.Context) (modern, elicits, samples bool) {
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
-		return true, info.ClientCapabilities != nil && info.ClientCapabilities.Elicitation != nil
+		caps := info.ClientCapabilities
+		return true, caps != nil && caps.Elicitation != nil, caps != nil && caps.Sampling != nil
 	}
 	cs, isInfo := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
-	return false, isInfo && cs.GetClientCapabilities().Elicitation != nil
+	if !isInfo {
+		return false, false, false
+	}
+	caps := cs.GetClientCapabilities()
+	return false, caps.Elicitation != nil, caps.Sampling != nil
 }
 
 // askSession is the Elicit hook for a 2025-11-25 host: the question goes
@@ -65,6 +70,23 @@ func (f *front) askSession(ctx context.Context, e api.Elicitation) json.RawMessa
 	}
 	f.s.opts.Log.Printf("%s asked the host for input, which failed: %v (cancelled)", e.Namespace, err)
 	return api.ElicitResult(api.ActionCancel, nil)
+}
+
+// sampleSession is the Sample hook for a 2025-11-25 host: the server's
+// sampling request goes to the host as sampling/createMessage on its
+// session; the host's result, or its error, goes back to the server.
+func (f *front) sampleSession(ctx context.Context, e api.Elicitation) (json.RawMessage, error) {
+	var p mcp.CreateMessageParams
+	if err := json.Unmarshal(e.Params, &p); err != nil {
+		return nil, fmt.Errorf("read the sampling request of %s: %w", e.Namespace, err)
+	}
+	res, err := f.mcp.RequestSampling(ctx, mcp.CreateMessageRequest{
+		Request: mcp.Request{Method: string(mcp.MethodSamplingCreateMessage)}, CreateMessageParams: p})
+	if err != nil {
+		f.s.opts.Log.Printf("%s asked the host to sample, which failed: %v", e.Namespace, err)
+		return nil, fmt.Errorf("sampling/createMessage: %w", err)
+	}
+	return json.Marshal(res)
 }
 
 // elicitationParams reads an elicitation's params as the server sent them;
@@ -88,9 +110,9 @@ func elicitationParams(raw json.RawMessage) (mcp.ElicitationParams, error) {
 var ErrUnknownRequestState = errors.New("unknown requestState")
 
 // ErrBadInputResponse is a 2026-07-28 host's answer that is no elicitation
-// result. Like an unknown requestState, it is a protocol error (a JSON-RPC
+// (or sampling) result. Like an unknown requestState, it is a protocol error (a JSON-RPC
 // error), not the tool's.
-var ErrBadInputResponse = errors.New("not an elicitation result")
+var ErrBadInputResponse = errors.New("not an answer to the question asked")
 
 // parkWait bounds how long a parked call waits for its host's answer (as
 // the daemon bounds an elicitation's).
@@ -198,7 +220,7 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 		}
 		raw, err := json.Marshal(answer)
 		if err == nil {
-			err = checkElicitResult(raw)
+			err = checkAnswer(p.q.e, raw)
 		}
 		if err != nil {
 			p.cancel()
@@ -217,19 +239,12 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 				}
 			},
 			Elicit: func(ctx context.Context, e api.Elicitation) json.RawMessage {
-				q := question{e: e, answer: make(chan json.RawMessage, 1)}
-				select {
-				case p.asks <- q:
-				case <-ctx.Done():
-					return api.ElicitResult(api.ActionCancel, nil)
-				}
-				select {
-				case a := <-q.answer:
+				if a, err := p.ask(ctx, e); err == nil {
 					return a
-				case <-ctx.Done():
-					return api.ElicitResult(api.ActionCancel, nil)
 				}
+				return api.ElicitResult(api.ActionCancel, nil)
 			},
+			Sample: p.ask,
 		}
 		go func() {
 			defer cancel()
@@ -254,7 +269,7 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 				delete(given, q.e.Key)
 				raw, err := json.Marshal(a)
 				if err == nil {
-					err = checkElicitResult(raw)
+					err = checkAnswer(q.e, raw)
 				}
 				if err != nil {
 					p.fw.Store(nil)
@@ -278,17 +293,40 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 	}
 }
 
+// ask hands the call's question e to the round in progress (the host
+// gets it with an input_required result) and waits for the answer the
+// host sends with the call's next round; an error when the call ends
+// first.
+func (p *parked) ask(ctx context.Context, e api.Elicitation) (json.RawMessage, error) {
+	q := question{e: e, answer: make(chan json.RawMessage, 1)}
+	select {
+	case p.asks <- q:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case a := <-q.answer:
+		return a, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // inputRequired parks p and returns the result asking the host p's
 // question.
 func (f *front) inputRequired(p *parked) *mcp.CallToolResult {
 	// The server's own key where it gave one (a 2026-07-28 server), so
 	// the host answers under the name the server chose.
+	method, prefix := string(mcp.MethodElicitationCreate), "elicit-"
+	if p.q.e.Method == api.MethodSample {
+		method, prefix = api.MethodSample, "sample-"
+	}
 	p.key = p.q.e.Key
 	if p.key == "" {
-		p.key = "elicit-" + p.q.e.ID
+		p.key = prefix + p.q.e.ID
 	}
 	var ir mcp.InputRequest
-	if err := json.Unmarshal(fmt.Appendf(nil, `{"method":%q,"params":%s}`, mcp.MethodElicitationCreate, p.q.e.Params), &ir); err != nil {
+	if err := json.Unmarshal(fmt.Appendf(nil, `{"method":%q,"params":%s}`, method, p.q.e.Params), &ir); err != nil {
 		p.cancel()
 		return mcp.NewToolResultError(fmt.Sprintf("mcpx could not pass on the question of %s: %v", p.q.e.Namespace, err))
 	}
@@ -299,24 +337,13 @@ func (f *front) inputRequired(p *parked) *mcp.CallToolResult {
 	}
 }
 
-// checkElicitResult checks a host's answer to an elicitation.
-func checkElicitResult(raw json.RawMessage) error {
-	var r struct {
-		Action  string          `json:"action"`
-		Content json.RawMessage `json:"content"`
+// checkAnswer checks a host's answer to question e: an ElicitResult, or a
+// CreateMessageResult for a sampling request.
+func checkAnswer(e api.Elicitation, raw json.RawMessage) error {
+	if e.Method == api.MethodSample {
+		return api.CheckSampleResult(raw)
 	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return err
-	}
-	switch r.Action {
-	case api.ActionAccept, api.ActionDecline, api.ActionCancel:
-	default:
-		return fmt.Errorf("action %q (an elicitation result's is accept, decline or cancel)", r.Action)
-	}
-	if c := r.Content; len(c) > 0 && string(c) != "null" && c[0] != '{' {
-		return errors.New("an elicitation result's content is an object")
-	}
-	return nil
+	return api.CheckElicitResult(raw)
 }
 
 // closeParked cancels the parked calls of every front.

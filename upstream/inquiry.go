@@ -74,6 +74,16 @@ type Hooks struct {
 	// 2026-07-28 HTTP connection its x-mcp-header parameters are mirrored
 	// into Mcp-Param-* headers.
 	Tool json.RawMessage
+	// Offer, when set, is what a 2026-07-28 server is told the client
+	// offers for this call instead of the connection's default: a relay's
+	// host's own (roots still when the entry lists some).
+	Offer *Offer
+}
+
+// Offer is what a call's caller can answer.
+type Offer struct {
+	Elicitation bool
+	Sampling    bool
 }
 
 // Root is a directory offered to a server as a root (roots/list).

@@ -53,16 +53,29 @@ type Elicitation struct {
 	// input_required result ("" for a 2025-11-25 server's request), so
 	// that a relay can ask its own host under the server's key.
 	Key string `json:"key,omitempty"`
+	// Method is what the server asks: "" (elicitation/create) or
+	// MethodSample (a request with Sample set); Params are that method's.
+	Method string `json:"method,omitempty"`
 }
+
+// MethodSample is an Elicitation frame's Method when the server asks for
+// a language model's answer: its Params are CreateMessageParams, its
+// answer a CreateMessageResult.
+const MethodSample = "sampling/createMessage"
 
 // ElicitAnswer is POST /v1/elicit: the answer to the Elicitation ID.
 // Result is an MCP ElicitResult: {"action": "accept", "content": {...}},
-// {"action": "decline"} or {"action": "cancel"}. The daemon answers 200
+// {"action": "decline"} or {"action": "cancel"}; for a sampling request
+// (Method MethodSample) a CreateMessageResult. The daemon answers 200
 // {}, or 404 not_found when the elicitation is over (answered, cancelled
 // or its call ended).
 type ElicitAnswer struct {
 	ID     string          `json:"id"`
 	Result json.RawMessage `json:"result"`
+	// Error, instead of Result, says why the caller could not answer (a
+	// host that refused a sampling request): the server gets it as the
+	// request's error.
+	Error string `json:"error,omitempty"`
 }
 
 // Elicitation actions (ElicitResult).
@@ -280,4 +293,41 @@ func ElicitDefaultContent(fields []ElicitField) (content map[string]any, ok bool
 		content[f.Name] = f.Default
 	}
 	return content, true
+}
+
+// CheckElicitResult checks an answer to an elicitation: an ElicitResult
+// whose action is accept, decline or cancel, its content an object.
+func CheckElicitResult(raw json.RawMessage) error {
+	var r struct {
+		Action  string          `json:"action"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return fmt.Errorf("not an ElicitResult: %w", err)
+	}
+	switch r.Action {
+	case ActionAccept, ActionDecline, ActionCancel:
+	default:
+		return fmt.Errorf("action %q (an elicitation result's is accept, decline or cancel)", r.Action)
+	}
+	if c := r.Content; len(c) > 0 && string(c) != "null" && c[0] != '{' {
+		return errors.New("an elicitation result's content is an object")
+	}
+	return nil
+}
+
+// CheckSampleResult checks an answer to a sampling request: a
+// CreateMessageResult, with a role and content.
+func CheckSampleResult(raw json.RawMessage) error {
+	var r struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return fmt.Errorf("not a CreateMessageResult: %w", err)
+	}
+	if r.Role == "" || len(r.Content) == 0 || string(r.Content) == "null" {
+		return errors.New("a sampling result (CreateMessageResult) has a role and content")
+	}
+	return nil
 }

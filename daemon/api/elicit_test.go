@@ -66,3 +66,32 @@ func TestElicitFields(t *testing.T) {
 		}
 	}
 }
+
+// An answer is checked for the shape of the question's result.
+func TestCheckResults(t *testing.T) {
+	for raw, ok := range map[string]bool{
+		`{"action":"accept","content":{"name":"Ada"}}`: true,
+		`{"action":"decline"}`:                         true,
+		`{"action":"cancel","content":null}`:           true,
+		`12345`:                                        false,
+		`{"action":"maybe"}`:                           false,
+		`{"action":"accept","content":[1]}`:            false,
+		`{}`:                                           false,
+	} {
+		if err := CheckElicitResult(json.RawMessage(raw)); (err == nil) != ok {
+			t.Errorf("elicitation %s: %v", raw, err)
+		}
+	}
+	for raw, ok := range map[string]bool{
+		`{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"m"}`: true,
+		`{"role":"assistant","content":[{"type":"text","text":"Paris"}]}`:           true,
+		`{"role":"assistant"}`:        false,
+		`{"content":{"type":"text"}}`: false,
+		`{"action":"accept"}`:         false,
+		`"Paris"`:                     false,
+	} {
+		if err := CheckSampleResult(json.RawMessage(raw)); (err == nil) != ok {
+			t.Errorf("sampling %s: %v", raw, err)
+		}
+	}
+}

@@ -9,8 +9,9 @@
 //
 // plan: {"url": "http://127.0.0.1:PORT/mcp/NS", "headers": {...},
 //        "elicit": {"action": "accept", "content": {...}} | undefined,  // declare elicitation and answer so
+//        "sample": {CreateMessageResult} | undefined,  // declare sampling and answer so
 //        "calls": [{"name", "arguments", "progress": bool}]}   // progress: ask for progress notifications
-// report: {"protocolVersion", "results": [{"result"} | {"error"}], "elicitations": [params],
+// report: {"protocolVersion", "results": [{"result"} | {"error"}], "elicitations": [params], "samples": [params],
 //          "progress": [progress params, with "call" (its index) and "afterResult"]}
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
@@ -21,13 +22,20 @@ const require = createRequire(path.join(here, "..", "npm", "package.json"));
 const { Client, StreamableHTTPClientTransport } = await import(require.resolve("@modelcontextprotocol/client"));
 
 const plan = JSON.parse(process.argv[2]);
-const report = { results: [], elicitations: [], progress: [] };
+const report = { results: [], elicitations: [], samples: [], progress: [] };
 const capabilities = plan.elicit ? { elicitation: { form: {}, url: {} } } : {};
+if (plan.sample) capabilities.sampling = {};
 const client = new Client({ name: "mcpx-serve-test-2026", version: "1.0.0" }, { capabilities, versionNegotiation: { mode: { pin: "2026-07-28" } } });
 if (plan.elicit) {
   client.setRequestHandler("elicitation/create", async (req) => {
     report.elicitations.push(req.params);
     return plan.elicit;
+  });
+}
+if (plan.sample) {
+  client.setRequestHandler("sampling/createMessage", async (req) => {
+    report.samples.push(req.params);
+    return plan.sample;
   });
 }
 const transport = new StreamableHTTPClientTransport(new URL(plan.url), { requestInit: { headers: plan.headers || {} } });

@@ -59,10 +59,11 @@ type StreamHooks struct {
 	// /v1/elicit. It may block (a person is asked): the call's bound
 	// stops meanwhile. Nil declines.
 	Elicit func(ctx context.Context, e api.Elicitation) json.RawMessage
-	// Sample answers a sampling request (req.Sample; e.Method is
-	// api.MethodSample) with a CreateMessageResult, or an error the
-	// server is given instead. Nil refuses it.
-	Sample func(ctx context.Context, e api.Elicitation) (json.RawMessage, error)
+	// Request answers a server's other requests: sampling (req.Sample;
+	// e.Method api.MethodSample) with a CreateMessageResult, roots
+	// (req.Roots; api.MethodRoots) with a ListRootsResult; or an error the
+	// server is given instead. Nil refuses them.
+	Request func(ctx context.Context, e api.Elicitation) (json.RawMessage, error)
 	// Late is told when an answer could not be delivered (the daemon
 	// stopped waiting for it). May be nil.
 	Late func(e api.Elicitation, err error)
@@ -153,13 +154,13 @@ func (c *Client) CallStreamWith(ctx context.Context, req api.CallRequest, h Stre
 func (c *Client) answerElicitation(ctx context.Context, e api.Elicitation, h StreamHooks) {
 	answer := api.ElicitAnswer{ID: e.ID, Result: api.ElicitResult(api.ActionDecline, nil)}
 	switch {
-	case e.Method == api.MethodSample && h.Sample != nil:
-		res, err := h.Sample(ctx, e)
+	case e.Method != "" && h.Request != nil:
+		res, err := h.Request(ctx, e)
 		if answer.Result = res; err != nil {
 			answer.Result, answer.Error = nil, err.Error()
 		}
-	case e.Method == api.MethodSample:
-		answer.Result, answer.Error = nil, "the caller answers no sampling requests"
+	case e.Method != "":
+		answer.Result, answer.Error = nil, "the caller does not answer "+e.Method
 	case h.Elicit != nil:
 		answer.Result = h.Elicit(ctx, e)
 	}

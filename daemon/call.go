@@ -38,8 +38,8 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 	if err := checkElicit(req.Elicit, req.Stream); err != nil {
 		return err
 	}
-	if req.Sample && !req.Stream {
-		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "sample needs a streamed answer (the request goes out on it)")
+	if (req.Sample || req.Roots) && !req.Stream {
+		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "sample and roots need a streamed answer (the requests go out on it)")
 	}
 
 	st := d.state.Load()
@@ -179,9 +179,10 @@ func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.Call
 		return resp, err
 	}
 	d.calls.Add(1)
-	hooks := upstream.Hooks{Answer: d.answerer(s.Name, req.Elicit, req.Sample, stream)}
+	answers := upstream.Offer{Sampling: req.Sample, Roots: req.Roots}
+	hooks := upstream.Hooks{Answer: d.answerer(s.Name, req.Elicit, answers, stream)}
 	if req.Relay {
-		hooks.Offer = &upstream.Offer{Elicitation: req.Elicit == api.ElicitAsk, Sampling: req.Sample}
+		hooks.Offer = &upstream.Offer{Elicitation: req.Elicit == api.ElicitAsk, Sampling: req.Sample, Roots: req.Roots}
 	}
 	if stream != nil {
 		hooks.Observe = stream.observe

@@ -95,13 +95,11 @@ func (d *daemon) serveElicit(w http.ResponseWriter, r *http.Request) error {
 	method, _ := d.elicits.method(req.ID) // (one not waiting: 404 below)
 	var err error
 	switch {
-	case req.Error != "" && method == api.MethodSample:
+	case req.Error != "" && method != "":
 	case req.Error != "":
-		err = errors.New("only a sampling request is answered with an error (an elicitation declines or cancels)")
-	case method == api.MethodSample:
-		err = api.CheckSampleResult(req.Result)
+		err = errors.New("an elicitation is not answered with an error (it is declined or cancelled)")
 	default:
-		err = api.CheckElicitResult(req.Result)
+		err = api.CheckAnswer(method, req.Result)
 	}
 	if err != nil {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "elicitation %s: %v", req.ID, err)
@@ -113,12 +111,18 @@ func (d *daemon) serveElicit(w http.ResponseWriter, r *http.Request) error {
 }
 
 // answerer is who answers a call's inquiries for elicit mode (ask needs
-// the call's stream) and sample (the caller answers sampling requests
-// through the stream).
-func (d *daemon) answerer(ns, mode string, sample bool, stream *frameStream) upstream.Answerer {
+// the call's stream) and what the caller answers itself through the stream
+// besides elicitations (caller: sampling requests, roots).
+func (d *daemon) answerer(ns, mode string, caller upstream.Offer, stream *frameStream) upstream.Answerer {
 	return func(ctx context.Context, q upstream.Inquiry) (json.RawMessage, error) {
+		if q.Method == api.MethodRoots {
+			if caller.Roots && stream != nil {
+				return d.ask(ctx, ns, q, stream)
+			}
+			return nil, fmt.Errorf("%w: the caller lists no roots", upstream.ErrNotOffered)
+		}
 		if q.Method == api.MethodSample {
-			if sample && stream != nil {
+			if caller.Sampling && stream != nil {
 				return d.ask(ctx, ns, q, stream)
 			}
 			// mcpx offers no language model of its own to its servers.
@@ -141,17 +145,17 @@ func (d *daemon) answerer(ns, mode string, sample bool, stream *frameStream) ups
 	}
 }
 
-// errNoAnswer is a sampling request its caller did not answer (gone, or
-// silent for elicitWait).
+// errNoAnswer is a sampling or roots request its caller did not answer
+// (gone, or silent for elicitWait).
 var errNoAnswer = errors.New("no answer")
 
 // ask puts q to the caller through stream and waits for the answer; a
 // caller gone or silent for elicitWait cancels an elicitation and fails
-// a sampling request.
+// any other request.
 func (d *daemon) ask(ctx context.Context, ns string, q upstream.Inquiry, stream *frameStream) (json.RawMessage, error) {
-	method := ""
-	if q.Method == api.MethodSample {
-		method = api.MethodSample
+	method := q.Method // "" for an elicitation, as the frame says it
+	if method == "elicitation/create" {
+		method = ""
 	}
 	id, answer, done := d.elicits.open(method)
 	defer done()
@@ -171,7 +175,7 @@ func (d *daemon) ask(ctx context.Context, ns string, q upstream.Inquiry, stream 
 		d.log.Printf("%s: elicitation %s unanswered after %s; cancelled", ns, id, elicitWait)
 		why = fmt.Errorf("%w within %s", errNoAnswer, elicitWait)
 	}
-	if method == api.MethodSample {
+	if method != "" {
 		return nil, why
 	}
 	return api.ElicitResult(api.ActionCancel, nil), nil

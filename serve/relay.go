@@ -37,20 +37,29 @@ import (
 // A host that did not declare elicitation has the server's questions
 // declined for it (the daemon's default).
 
-// hostAnswers reports what the host of ctx can answer: elicitations,
-// sampling requests; and whether the request is of the 2026-07-28
-// generation (the host is asked with input_required results).
-func hostAnswers(ctx context.Context) (modern, elicits, samples bool) {
-	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
-		caps := info.ClientCapabilities
-		return true, caps != nil && caps.Elicitation != nil, caps != nil && caps.Sampling != nil
+// hostCaps is what the host of a request can answer, and whether the
+// request is of the 2026-07-28 generation (the host is asked with
+// input_required results).
+type hostCaps struct {
+	modern, elicits, samples, roots bool
+}
+
+// asks reports whether the host answers anything a server may ask.
+func (h hostCaps) asks() bool { return h.elicits || h.samples || h.roots }
+
+// hostAnswers reads what the host of ctx declared: in the request's _meta
+// (2026-07-28) or at initialize (a 2025-11-25 session).
+func hostAnswers(ctx context.Context) hostCaps {
+	var caps mcp.ClientCapabilities
+	info := server.RequestProtocolInfoFromContext(ctx)
+	modern := info != nil && info.Modern
+	switch cs, isInfo := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); {
+	case modern && info.ClientCapabilities != nil:
+		caps = *info.ClientCapabilities
+	case !modern && isInfo:
+		caps = cs.GetClientCapabilities()
 	}
-	cs, isInfo := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
-	if !isInfo {
-		return false, false, false
-	}
-	caps := cs.GetClientCapabilities()
-	return false, caps.Elicitation != nil, caps.Sampling != nil
+	return hostCaps{modern: modern, elicits: caps.Elicitation != nil, samples: caps.Sampling != nil, roots: caps.Roots != nil}
 }
 
 // askSession is the Elicit hook for a 2025-11-25 host: the question goes
@@ -72,19 +81,29 @@ func (f *front) askSession(ctx context.Context, e api.Elicitation) json.RawMessa
 	return api.ElicitResult(api.ActionCancel, nil)
 }
 
-// sampleSession is the Sample hook for a 2025-11-25 host: the server's
+// requestSession is the Request hook for a 2025-11-25 host: the server's
 // sampling request goes to the host as sampling/createMessage on its
-// session; the host's result, or its error, goes back to the server.
-func (f *front) sampleSession(ctx context.Context, e api.Elicitation) (json.RawMessage, error) {
-	var p mcp.CreateMessageParams
-	if err := json.Unmarshal(e.Params, &p); err != nil {
-		return nil, fmt.Errorf("read the sampling request of %s: %w", e.Namespace, err)
+// session, a request for roots as roots/list; the host's result, or its
+// error, goes back to the server.
+func (f *front) requestSession(ctx context.Context, e api.Elicitation) (json.RawMessage, error) {
+	var res any
+	var err error
+	switch e.Method {
+	case api.MethodSample:
+		var p mcp.CreateMessageParams
+		if err := json.Unmarshal(e.Params, &p); err != nil {
+			return nil, fmt.Errorf("read the sampling request of %s: %w", e.Namespace, err)
+		}
+		res, err = f.mcp.RequestSampling(ctx, mcp.CreateMessageRequest{
+			Request: mcp.Request{Method: string(mcp.MethodSamplingCreateMessage)}, CreateMessageParams: p})
+	case api.MethodRoots:
+		res, err = f.mcp.RequestRoots(ctx, mcp.ListRootsRequest{Request: mcp.Request{Method: string(mcp.MethodListRoots)}})
+	default:
+		err = fmt.Errorf("serve relays no %s", e.Method)
 	}
-	res, err := f.mcp.RequestSampling(ctx, mcp.CreateMessageRequest{
-		Request: mcp.Request{Method: string(mcp.MethodSamplingCreateMessage)}, CreateMessageParams: p})
 	if err != nil {
-		f.s.opts.Log.Printf("%s asked the host to sample, which failed: %v", e.Namespace, err)
-		return nil, fmt.Errorf("sampling/createMessage: %w", err)
+		f.s.opts.Log.Printf("%s asked the host for %s, which failed: %v", e.Namespace, e.Method, err)
+		return nil, fmt.Errorf("%s: %w", e.Method, err)
 	}
 	return json.Marshal(res)
 }
@@ -109,8 +128,8 @@ func elicitationParams(raw json.RawMessage) (mcp.ElicitationParams, error) {
 // names no call serve holds: never given out, answered already, or expired.
 var ErrUnknownRequestState = errors.New("unknown requestState")
 
-// ErrBadInputResponse is a 2026-07-28 host's answer that is no elicitation
-// (or sampling) result. Like an unknown requestState, it is a protocol error (a JSON-RPC
+// ErrBadInputResponse is a 2026-07-28 host's answer that is not the result
+// of what it was asked (an elicitation, sampling or roots result). Like an unknown requestState, it is a protocol error (a JSON-RPC
 // error), not the tool's.
 var ErrBadInputResponse = errors.New("not an answer to the question asked")
 
@@ -220,7 +239,7 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 		}
 		raw, err := json.Marshal(answer)
 		if err == nil {
-			err = checkAnswer(p.q.e, raw)
+			err = api.CheckAnswer(p.q.e.Method, raw)
 		}
 		if err != nil {
 			p.cancel()
@@ -244,7 +263,7 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 				}
 				return api.ElicitResult(api.ActionCancel, nil)
 			},
-			Sample: p.ask,
+			Request: p.ask,
 		}
 		go func() {
 			defer cancel()
@@ -269,7 +288,7 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 				delete(given, q.e.Key)
 				raw, err := json.Marshal(a)
 				if err == nil {
-					err = checkAnswer(q.e, raw)
+					err = api.CheckAnswer(q.e.Method, raw)
 				}
 				if err != nil {
 					p.fw.Store(nil)
@@ -318,15 +337,22 @@ func (f *front) inputRequired(p *parked) *mcp.CallToolResult {
 	// The server's own key where it gave one (a 2026-07-28 server), so
 	// the host answers under the name the server chose.
 	method, prefix := string(mcp.MethodElicitationCreate), "elicit-"
-	if p.q.e.Method == api.MethodSample {
+	switch p.q.e.Method {
+	case api.MethodSample:
 		method, prefix = api.MethodSample, "sample-"
+	case api.MethodRoots:
+		method, prefix = api.MethodRoots, "roots-"
 	}
 	p.key = p.q.e.Key
 	if p.key == "" {
 		p.key = prefix + p.q.e.ID
 	}
+	params := p.q.e.Params
+	if len(params) == 0 || string(params) == "null" {
+		params = json.RawMessage("{}")
+	}
 	var ir mcp.InputRequest
-	if err := json.Unmarshal(fmt.Appendf(nil, `{"method":%q,"params":%s}`, method, p.q.e.Params), &ir); err != nil {
+	if err := json.Unmarshal(fmt.Appendf(nil, `{"method":%q,"params":%s}`, method, params), &ir); err != nil {
 		p.cancel()
 		return mcp.NewToolResultError(fmt.Sprintf("mcpx could not pass on the question of %s: %v", p.q.e.Namespace, err))
 	}
@@ -335,15 +361,6 @@ func (f *front) inputRequired(p *parked) *mcp.CallToolResult {
 		Result:               mcp.Result{ResultType: mcp.ResultTypeInputRequired},
 		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: mcp.InputRequests{p.key: ir}, RequestState: state},
 	}
-}
-
-// checkAnswer checks a host's answer to question e: an ElicitResult, or a
-// CreateMessageResult for a sampling request.
-func checkAnswer(e api.Elicitation, raw json.RawMessage) error {
-	if e.Method == api.MethodSample {
-		return api.CheckSampleResult(raw)
-	}
-	return api.CheckElicitResult(raw)
 }
 
 // closeParked cancels the parked calls of every front.

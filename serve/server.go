@@ -277,8 +277,8 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 		fw.logger = ns // the host sees one server where there are many
 	}
 	defer fw.flush()
-	modern, elicits, samples := hostAnswers(ctx)
-	asks := elicits || samples
+	host := hostAnswers(ctx)
+	modern, elicits, asks := host.modern, host.elicits, host.asks()
 	var confirmAnswer *mcp.InputResponse // a 2026-07-28 host's answer to confirmRound
 	if a, ok := mrt.InputResponses[confirmKey]; ok && modern && elicits {
 		confirmAnswer = &a
@@ -292,9 +292,9 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 			req.Elicit = api.ElicitAsk
 			hooks.Elicit = f.askSession
 		}
-		if samples {
-			req.Sample = true
-			hooks.Sample = f.sampleSession
+		req.Sample, req.Roots = host.samples, host.roots
+		if req.Sample || req.Roots {
+			hooks.Request = f.requestSession
 		}
 	}
 	for {

@@ -246,14 +246,14 @@ func (cn *conn) capabilities(session bool) json.RawMessage {
 	return cn.offered(Offer{Elicitation: true, Sampling: session})
 }
 
-// offered is the client capabilities of o, with roots when the entry
+// offered is the client capabilities of o, with roots also when the entry
 // lists some.
 func (cn *conn) offered(o Offer) json.RawMessage {
 	var parts []string
 	if o.Elicitation {
 		parts = append(parts, `"elicitation":{"form":{},"url":{}}`)
 	}
-	if len(cn.roots) > 0 {
+	if o.Roots || len(cn.roots) > 0 {
 		parts = append(parts, `"roots":{}`)
 	}
 	if o.Sampling {

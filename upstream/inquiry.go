@@ -25,7 +25,8 @@ import (
 
 // Inquiry is one question a server asks during a call.
 type Inquiry struct {
-	// Method is elicitation/create or sampling/createMessage.
+	// Method is elicitation/create, sampling/createMessage, or roots/list
+	// (a 2026-07-28 server's input request, when Offer.Roots).
 	Method string
 	// Params are the request's params exactly as the server sent them.
 	Params json.RawMessage
@@ -80,10 +81,13 @@ type Hooks struct {
 	Offer *Offer
 }
 
-// Offer is what a call's caller can answer.
+// Offer is what a call's caller can answer. With Roots, a 2026-07-28
+// server's roots/list input requests go to the caller (Answer) instead of
+// being answered from the entry's roots.
 type Offer struct {
 	Elicitation bool
 	Sampling    bool
+	Roots       bool
 }
 
 // Root is a directory offered to a server as a root (roots/list).
@@ -110,8 +114,11 @@ var declined = json.RawMessage(`{"action":"decline"}`)
 // budgetCtx while it waits.
 func answer(ctx, budgetCtx context.Context, a Answerer, q Inquiry) (json.RawMessage, error) {
 	if a == nil {
-		if q.Method == string(mcp.MethodElicitationCreate) {
+		switch q.Method {
+		case string(mcp.MethodElicitationCreate):
 			return declined, nil
+		case string(mcp.MethodListRoots):
+			return nil, fmt.Errorf("%w: nobody to ask for roots", ErrNotOffered)
 		}
 		return nil, fmt.Errorf("%w: mcpx does not sample from a language model for its servers", ErrNotOffered)
 	}
@@ -283,8 +290,9 @@ func needsInput(raw json.RawMessage) (*inputRequired, bool) {
 // input_required (tools/call, prompts/get, resources/read): send sends it
 // with the extra top-level members given (none the first time), and while
 // the result asks for input, the inquiries go to a and the request is sent
-// again with the answers and the server's requestState.
-func (cn *conn) rounds(ctx context.Context, a Answerer, send func(extra map[string]json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+// again with the answers and the server's requestState. Roots are the
+// entry's, or a's when askRoots.
+func (cn *conn) rounds(ctx context.Context, a Answerer, askRoots bool, send func(extra map[string]json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
 	raw, err := send(nil)
 	if !cn.modern {
 		return raw, err // a 2025-11-25 server asks with requests of its own
@@ -325,7 +333,9 @@ func (cn *conn) rounds(ctx context.Context, a Answerer, send func(extra map[stri
 			var aerr error
 			switch req.Method {
 			case string(mcp.MethodListRoots):
-				if res = cn.roots; res == nil {
+				if askRoots {
+					res, aerr = answer(ctx, ctx, a, Inquiry{Method: req.Method, Params: req.Params, Key: id})
+				} else if res = cn.roots; res == nil {
 					aerr = fmt.Errorf("%w: the entry lists no mcpx.roots", ErrNotOffered)
 				}
 			case string(mcp.MethodElicitationCreate), string(mcp.MethodSamplingCreateMessage):

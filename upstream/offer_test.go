@@ -21,6 +21,7 @@ func TestCapabilitiesDeclared(t *testing.T) {
 		{"sse", (&conn{sse: true, roots: roots}).capabilities(true), `{}`},
 		{"a host that samples", (&conn{}).offered(Offer{Sampling: true}), `{"sampling":{}}`},
 		{"a host that answers nothing", (&conn{roots: roots}).offered(Offer{}), `{"roots":{}}`},
+		{"a host with roots", (&conn{}).offered(Offer{Elicitation: true, Roots: true}), `{"elicitation":{"form":{},"url":{}},"roots":{}}`},
 	} {
 		if !json.Valid(c.caps) || string(c.caps) != c.want {
 			t.Errorf("%s: %s, want %s", c.name, c.caps, c.want)

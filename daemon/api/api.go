@@ -261,10 +261,16 @@ type CallRequest struct {
 	// whose Method says so (needs Stream). Without it they are refused:
 	// mcpx has no language model of its own.
 	Sample bool `json:"sample,omitempty"`
+	// Roots: the caller answers a 2026-07-28 server's roots/list input
+	// requests through the stream the same way (Method MethodRoots; a
+	// relay's host's roots) instead of the daemon answering them from the
+	// entry's mcpx.roots. A 2025-11-25 server's session keeps the entry's
+	// (it is shared by every caller). Needs Stream.
+	Roots bool `json:"roots,omitempty"`
 	// Relay: the caller relays the call for a host (serve) and Elicit and
-	// Sample say what that host answers. A 2026-07-28 server is told only
-	// that (and roots when the entry lists some) as the call's client
-	// capabilities, so that it asks nothing the host cannot give.
+	// Sample and Roots say what that host answers. A 2026-07-28 server is
+	// told only that (and roots when the entry lists some) as the call's
+	// client capabilities, so that it asks nothing the host cannot give.
 	Relay bool `json:"relay,omitempty"`
 }
 

@@ -95,3 +95,24 @@ func TestCheckResults(t *testing.T) {
 		}
 	}
 }
+
+// A roots answer is a list of file:// roots; an answer is checked for the
+// shape of what its question asked.
+func TestCheckRootsResult(t *testing.T) {
+	for raw, ok := range map[string]bool{
+		`{"roots":[{"uri":"file:///src","name":"src"}]}`: true,
+		`{"roots":[]}`: true,
+		`{}`:           false,
+		`{"roots":[{"uri":"https://example.com"}]}`: false,
+		`[1]`: false,
+	} {
+		if err := CheckRootsResult(json.RawMessage(raw)); (err == nil) != ok {
+			t.Errorf("roots %s: %v", raw, err)
+		}
+	}
+	if CheckAnswer(MethodRoots, json.RawMessage(`{"action":"accept"}`)) == nil ||
+		CheckAnswer("", json.RawMessage(`{"roots":[]}`)) == nil ||
+		CheckAnswer(MethodSample, json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"x"}}`)) != nil {
+		t.Error("CheckAnswer does not check by method")
+	}
+}

@@ -36,6 +36,7 @@ type serveReport struct {
 	Notifications []string          `json:"notifications"`
 	Elicitations  []string          `json:"elicitations"`
 	Samples       []json.RawMessage `json:"samples"`
+	RootsAsked    int               `json:"rootsAsked"`
 	Progress      []struct {
 		Progress    float64 `json:"progress"`
 		Total       float64 `json:"total"`

@@ -46,6 +46,7 @@ type host2026Report struct {
 	} `json:"results"`
 	Elicitations []json.RawMessage `json:"elicitations"`
 	Samples      []json.RawMessage `json:"samples"`
+	RootsAsked   int               `json:"rootsAsked"`
 	Progress     []struct {
 		Progress    float64 `json:"progress"`
 		Total       float64 `json:"total"`

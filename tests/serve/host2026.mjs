@@ -10,8 +10,9 @@
 // plan: {"url": "http://127.0.0.1:PORT/mcp/NS", "headers": {...},
 //        "elicit": {"action": "accept", "content": {...}} | undefined,  // declare elicitation and answer so
 //        "sample": {CreateMessageResult} | undefined,  // declare sampling and answer so
+//        "roots": [{"uri", "name"}] | undefined,  // declare roots and list these
 //        "calls": [{"name", "arguments", "progress": bool}]}   // progress: ask for progress notifications
-// report: {"protocolVersion", "results": [{"result"} | {"error"}], "elicitations": [params], "samples": [params],
+// report: {"protocolVersion", "results": [{"result"} | {"error"}], "elicitations": [params], "samples": [params], "rootsAsked": n,
 //          "progress": [progress params, with "call" (its index) and "afterResult"]}
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
@@ -22,14 +23,21 @@ const require = createRequire(path.join(here, "..", "npm", "package.json"));
 const { Client, StreamableHTTPClientTransport } = await import(require.resolve("@modelcontextprotocol/client"));
 
 const plan = JSON.parse(process.argv[2]);
-const report = { results: [], elicitations: [], samples: [], progress: [] };
+const report = { results: [], elicitations: [], samples: [], rootsAsked: 0, progress: [] };
 const capabilities = plan.elicit ? { elicitation: { form: {}, url: {} } } : {};
 if (plan.sample) capabilities.sampling = {};
+if (plan.roots) capabilities.roots = {};
 const client = new Client({ name: "mcpx-serve-test-2026", version: "1.0.0" }, { capabilities, versionNegotiation: { mode: { pin: "2026-07-28" } } });
 if (plan.elicit) {
   client.setRequestHandler("elicitation/create", async (req) => {
     report.elicitations.push(req.params);
     return plan.elicit;
+  });
+}
+if (plan.roots) {
+  client.setRequestHandler("roots/list", async () => {
+    report.rootsAsked++;
+    return { roots: plan.roots };
   });
 }
 if (plan.sample) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -81,6 +82,11 @@ func (c *Client) CallStreamWith(ctx context.Context, req api.CallRequest, h Stre
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Questions asked together are answered at once, each on its own; they
+	// end with the call (after its connection is released).
+	var together sync.WaitGroup
+	defer func() { cancel(); together.Wait() }()
+	unbounded := false // the bound stopped for good (questions asked together)
 	// The bound, which stops while a person answers an elicitation.
 	bound := c.callBound(req.Namespace)
 	var timedOut atomic.Bool
@@ -123,6 +129,20 @@ func (c *Client) CallStreamWith(ctx context.Context, req api.CallRequest, h Stre
 				return f.Result, nil
 			case f.Error != nil:
 				return nil, &APIError{Body: *f.Error}
+			case f.Elicit != nil && (f.Elicit.Of > 1 || unbounded):
+				// Questions asked together: the caller gets them all
+				// before it answers any (a relay's host, asked for the
+				// round whole), and the daemon bounds the wait from the
+				// first on.
+				if unbounded || timer.Stop() {
+					unbounded = true
+					e := *f.Elicit
+					if e.Of > 1 {
+						together.Go(func() { c.answerElicitation(ctx, e, h) })
+					} else {
+						c.answerElicitation(ctx, e, h)
+					}
+				}
 			case f.Elicit != nil:
 				if timer.Stop() {
 					start := time.Now()

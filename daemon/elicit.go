@@ -114,16 +114,33 @@ func (d *daemon) serveElicit(w http.ResponseWriter, r *http.Request) error {
 // the call's stream) and what the caller answers itself through the stream
 // besides elicitations (caller: sampling requests, roots).
 func (d *daemon) answerer(ns, mode string, caller upstream.Offer, stream *frameStream) upstream.Answerer {
+	// asks reports whether the caller is asked a question of method.
+	asks := func(method string) bool {
+		switch method {
+		case api.MethodRoots:
+			return caller.Roots && stream != nil
+		case api.MethodSample:
+			return caller.Sampling && stream != nil
+		}
+		return mode == api.ElicitAsk && stream != nil
+	}
 	return func(ctx context.Context, q upstream.Inquiry) (json.RawMessage, error) {
+		of := 0
+		for _, m := range q.Batch {
+			if asks(m) {
+				of++
+			}
+		}
+		ask := func() (json.RawMessage, error) { return d.ask(ctx, ns, q, of, stream) }
 		if q.Method == api.MethodRoots {
-			if caller.Roots && stream != nil {
-				return d.ask(ctx, ns, q, stream)
+			if asks(q.Method) {
+				return ask()
 			}
 			return nil, fmt.Errorf("%w: the caller lists no roots", upstream.ErrNotOffered)
 		}
 		if q.Method == api.MethodSample {
-			if caller.Sampling && stream != nil {
-				return d.ask(ctx, ns, q, stream)
+			if asks(q.Method) {
+				return ask()
 			}
 			// mcpx offers no language model of its own to its servers.
 			err := fmt.Errorf("%w: mcpx does not sample from a language model for its servers", upstream.ErrNotOffered)
@@ -136,7 +153,7 @@ func (d *daemon) answerer(ns, mode string, caller upstream.Offer, stream *frameS
 		switch mode {
 		case api.ElicitAsk:
 			if stream != nil {
-				return d.ask(ctx, ns, q, stream)
+				return ask()
 			}
 		case api.ElicitDefaults:
 			return defaultAnswer(q.Params), nil
@@ -149,17 +166,18 @@ func (d *daemon) answerer(ns, mode string, caller upstream.Offer, stream *frameS
 // (gone, or silent for elicitWait).
 var errNoAnswer = errors.New("no answer")
 
-// ask puts q to the caller through stream and waits for the answer; a
+// ask puts q to the caller through stream (one of of asked at once) and
+// waits for the answer; a
 // caller gone or silent for elicitWait cancels an elicitation and fails
 // any other request.
-func (d *daemon) ask(ctx context.Context, ns string, q upstream.Inquiry, stream *frameStream) (json.RawMessage, error) {
+func (d *daemon) ask(ctx context.Context, ns string, q upstream.Inquiry, of int, stream *frameStream) (json.RawMessage, error) {
 	method := q.Method // "" for an elicitation, as the frame says it
 	if method == "elicitation/create" {
 		method = ""
 	}
 	id, answer, done := d.elicits.open(method)
 	defer done()
-	stream.send(api.StreamFrame{Elicit: &api.Elicitation{ID: id, Namespace: ns, Params: q.Params, Key: q.Key, Method: method}}, true)
+	stream.send(api.StreamFrame{Elicit: &api.Elicitation{ID: id, Namespace: ns, Params: q.Params, Key: q.Key, Method: method, Of: of}}, true)
 	t := time.NewTimer(elicitWait)
 	defer t.Stop()
 	var why error

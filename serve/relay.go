@@ -147,10 +147,16 @@ type parked struct {
 	// request of the current round; nil between rounds (the call then
 	// waits for an answer and sends none) and once the host gave up.
 	fw atomic.Pointer[forwarder]
-	// Set when the call is parked, read when it resumes.
-	q     question
-	key   string // q's key in inputRequests
+	// Set when the call is parked, read when it resumes: the questions
+	// the host was asked (a round of the server's, whole).
+	held  []held
 	timer *time.Timer
+}
+
+// held is a question the host was asked, under key in inputRequests.
+type held struct {
+	q   question
+	key string
 }
 
 // question is one elicitation the call waits on: its answer goes on answer.
@@ -220,10 +226,12 @@ func (pk *parking) closeAll() {
 // rounds runs a call for a 2026-07-28 host that can answer elicitations:
 // a new call starts (detached from the host's request, which ends with the
 // round) or, with a requestState, the parked call is resumed with the
-// host's answer. It returns the call's end, or the input_required result
-// that asks the host the call's next question.
+// host's answers. It returns the call's end, or the input_required result
+// that asks the host the call's next questions: a server's round whole
+// (the questions the daemon says come together, api.Elicitation.Of).
 func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallRequest, fw *forwarder, mrt mcp.MultiRoundTripParams) (*api.CallResponse, *mcp.CallToolResult, error) {
 	var p *parked
+	var used []string // the keys of the answers given to p's questions
 	if mrt.RequestState != "" {
 		if p = f.parked.take(mrt.RequestState); p != nil && p.tool != req.Namespace+"."+req.Tool {
 			p.cancel() // the state was sent with another tool's call
@@ -232,21 +240,39 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 		if p == nil {
 			return nil, nil, fmt.Errorf("resume the call of %s.%s: %w (a requestState serves once, within %s)", req.Namespace, req.Tool, ErrUnknownRequestState, parkWait)
 		}
-		answer, ok := mrt.InputResponses[p.key]
-		if !ok {
+		var answered, missing []held
+		for _, h := range p.held {
+			if _, ok := mrt.InputResponses[h.key]; ok {
+				answered = append(answered, h)
+			} else {
+				missing = append(missing, h)
+			}
+		}
+		if len(answered) == 0 {
 			// Not answered: asked again, under a new state.
 			return nil, f.inputRequired(p), nil
 		}
-		raw, err := json.Marshal(answer)
-		if err == nil {
-			err = api.CheckAnswer(p.q.e.Method, raw)
+		raws := make([]json.RawMessage, len(answered))
+		for i, h := range answered {
+			raw, err := json.Marshal(mrt.InputResponses[h.key])
+			if err == nil {
+				err = api.CheckAnswer(h.q.e.Method, raw)
+			}
+			if err != nil {
+				p.cancel()
+				return nil, nil, fmt.Errorf("resume the call of %s.%s: inputResponses[%q]: %w: %w", req.Namespace, req.Tool, h.key, ErrBadInputResponse, err)
+			}
+			raws[i] = raw
 		}
-		if err != nil {
-			p.cancel()
-			return nil, nil, fmt.Errorf("resume the call of %s.%s: inputResponses[%q]: %w: %w", req.Namespace, req.Tool, p.key, ErrBadInputResponse, err)
+		for i, h := range answered {
+			h.q.answer <- raws[i]
+			used = append(used, h.key)
+		}
+		if p.held = missing; len(missing) > 0 {
+			// Answered in part: the rest asked again.
+			return nil, f.inputRequired(p), nil
 		}
 		p.fw.Store(fw)
-		p.q.answer <- raw
 	} else {
 		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		p = &parked{tool: req.Namespace + "." + req.Tool, asks: make(chan question), done: make(chan finished, 1), cancel: cancel}
@@ -276,14 +302,20 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 	// a stateless server: the call's first request can carry them).
 	given := map[string]mcp.InputResponse{}
 	for k, v := range mrt.InputResponses {
-		if k != p.key {
-			given[k] = v
-		}
+		given[k] = v
 	}
+	for _, k := range used {
+		delete(given, k)
+	}
+	p.held = nil
+	need := 0 // questions of the round in progress still to come
 	for {
 		select {
 		case q := <-p.asks:
-			p.q = q
+			if need == 0 {
+				need = max(q.e.Of, 1)
+			}
+			need--
 			if a, ok := given[q.e.Key]; ok && q.e.Key != "" {
 				delete(given, q.e.Key)
 				raw, err := json.Marshal(a)
@@ -296,10 +328,14 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 					return nil, nil, fmt.Errorf("call %s.%s: inputResponses[%q]: %w: %w", req.Namespace, req.Tool, q.e.Key, ErrBadInputResponse, err)
 				}
 				q.answer <- raw
-				continue
+			} else {
+				p.held = append(p.held, held{q: q})
 			}
-			p.fw.Store(nil)
-			return nil, f.inputRequired(p), nil
+			if need == 0 && len(p.held) > 0 {
+				// The round is whole: the host is asked it.
+				p.fw.Store(nil)
+				return nil, f.inputRequired(p), nil
+			}
 		case d := <-p.done:
 			return d.resp, nil, d.err
 		case <-ctx.Done():
@@ -332,34 +368,39 @@ func (p *parked) ask(ctx context.Context, e api.Elicitation) (json.RawMessage, e
 }
 
 // inputRequired parks p and returns the result asking the host p's
-// question.
+// questions.
 func (f *front) inputRequired(p *parked) *mcp.CallToolResult {
-	// The server's own key where it gave one (a 2026-07-28 server), so
-	// the host answers under the name the server chose.
-	method, prefix := string(mcp.MethodElicitationCreate), "elicit-"
-	switch p.q.e.Method {
-	case api.MethodSample:
-		method, prefix = api.MethodSample, "sample-"
-	case api.MethodRoots:
-		method, prefix = api.MethodRoots, "roots-"
-	}
-	p.key = p.q.e.Key
-	if p.key == "" {
-		p.key = prefix + p.q.e.ID
-	}
-	params := p.q.e.Params
-	if len(params) == 0 || string(params) == "null" {
-		params = json.RawMessage("{}")
-	}
-	var ir mcp.InputRequest
-	if err := json.Unmarshal(fmt.Appendf(nil, `{"method":%q,"params":%s}`, method, params), &ir); err != nil {
-		p.cancel()
-		return mcp.NewToolResultError(fmt.Sprintf("mcpx could not pass on the question of %s: %v", p.q.e.Namespace, err))
+	requests := mcp.InputRequests{}
+	for i := range p.held {
+		h := &p.held[i]
+		e := h.q.e
+		method, prefix := string(mcp.MethodElicitationCreate), "elicit-"
+		switch e.Method {
+		case api.MethodSample:
+			method, prefix = api.MethodSample, "sample-"
+		case api.MethodRoots:
+			method, prefix = api.MethodRoots, "roots-"
+		}
+		// The server's own key where it gave one (a 2026-07-28 server),
+		// so the host answers under the name the server chose.
+		if h.key = e.Key; h.key == "" {
+			h.key = prefix + e.ID
+		}
+		params := e.Params
+		if len(params) == 0 || string(params) == "null" {
+			params = json.RawMessage("{}")
+		}
+		var ir mcp.InputRequest
+		if err := json.Unmarshal(fmt.Appendf(nil, `{"method":%q,"params":%s}`, method, params), &ir); err != nil {
+			p.cancel()
+			return mcp.NewToolResultError(fmt.Sprintf("mcpx could not pass on the question of %s: %v", e.Namespace, err))
+		}
+		requests[h.key] = ir
 	}
 	state := f.parked.park(p)
 	return &mcp.CallToolResult{
 		Result:               mcp.Result{ResultType: mcp.ResultTypeInputRequired},
-		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: mcp.InputRequests{p.key: ir}, RequestState: state},
+		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: requests, RequestState: state},
 	}
 }
 

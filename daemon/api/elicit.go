@@ -58,6 +58,11 @@ type Elicitation struct {
 	// MethodSample (a request with Sample set) or MethodRoots (with Roots
 	// set); Params are that method's.
 	Method string `json:"method,omitempty"`
+	// Of is how many questions the caller is asked at once, this one
+	// included: a 2026-07-28 server's round whose input requests go to a
+	// relay together (0 or 1: alone). They come one frame each, and the
+	// caller may answer them in any order.
+	Of int `json:"of,omitempty"`
 }
 
 // MethodSample is an Elicitation frame's Method when the server asks for

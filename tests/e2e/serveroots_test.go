@@ -85,3 +85,44 @@ func TestServeRelaysRoots(t *testing.T) {
 		t.Errorf("no roots: %+v", got)
 	}
 }
+
+// A 2026-07-28 server's round that asks for several things at once (the
+// conformance fixture's name, sampled greeting and roots) reaches a
+// 2026-07-28 host as one input_required round with all three, so the
+// call takes two tools/call requests; a 2025-11-25 host is asked each on
+// its session.
+func TestServeRelaysARoundWhole(t *testing.T) {
+	e := NewEnv(t)
+	cfg := map[string]any{"mcpServers": map[string]any{
+		// (Its tools are not marked read-only: allowed, as for a server
+		// the user trusts.)
+		"conf": map[string]any{"command": fixtureBin, "args": []string{"--conformance"},
+			"mcpx": map[string]any{"policy": map[string]any{"destructive": "allow"}}},
+	}}
+	b, _ := json.Marshal(cfg)
+	e.WriteFile(filepath.Join(e.Work, ".mcpx.json"), string(b))
+	e.MustOK("refresh")
+	addr := freeAddr(t)
+	startServe(t, e, "--http", addr)
+	hostRoots := []map[string]any{{"uri": "file:///host/src"}, {"uri": "file:///host/docs"}}
+	const tool = "test_input_required_result_multiple_inputs"
+	const want = "Name: Grace; Greeting: Pipes hum in the dark; Roots: 2"
+	answer := map[string]any{"action": "accept", "content": map[string]any{"name": "Grace"}}
+
+	r := host2026(t, e, map[string]any{"url": "http://" + addr + "/mcp/conf", "headers": keyHeader(t, e),
+		"elicit": answer, "sample": sampleAnswer, "roots": hostRoots, "calls": []map[string]any{{"name": tool}}})
+	if res := r.Results[0]; res.Result == nil || res.Result.IsError || res.Result.text() != want {
+		t.Errorf("2026 host: %+v %+v", res.Result, res.Error)
+	}
+	if r.ToolCalls != 2 || len(r.Elicitations) != 1 || len(r.Samples) != 1 || r.RootsAsked != 1 {
+		t.Errorf("2026 host: %d tools/call, asked %d, %d, %d times; want one round of three", r.ToolCalls, len(r.Elicitations), len(r.Samples), r.RootsAsked)
+	}
+	r2 := sdkClient(t, e, map[string]any{"args": []string{"serve"}, "elicit": answer, "sample": sampleAnswer, "roots": hostRoots,
+		"steps": []map[string]any{{"op": "call", "name": "conf." + tool}}})
+	if got := decodeAs[toolResult](t, r2.step(t, 0)); got.IsError || got.text() != want {
+		t.Errorf("2025 host: %+v", got)
+	}
+	if len(r2.Elicitations) != 1 || len(r2.Samples) != 1 || r2.RootsAsked != 1 {
+		t.Errorf("2025 host asked %d, %d, %d times", len(r2.Elicitations), len(r2.Samples), r2.RootsAsked)
+	}
+}

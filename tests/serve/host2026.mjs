@@ -13,6 +13,7 @@
 //        "roots": [{"uri", "name"}] | undefined,  // declare roots and list these
 //        "calls": [{"name", "arguments", "progress": bool}]}   // progress: ask for progress notifications
 // report: {"protocolVersion", "results": [{"result"} | {"error"}], "elicitations": [params], "samples": [params], "rootsAsked": n,
+//          "toolCalls": n (tools/call requests sent, each round one),
 //          "progress": [progress params, with "call" (its index) and "afterResult"]}
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
@@ -23,7 +24,7 @@ const require = createRequire(path.join(here, "..", "npm", "package.json"));
 const { Client, StreamableHTTPClientTransport } = await import(require.resolve("@modelcontextprotocol/client"));
 
 const plan = JSON.parse(process.argv[2]);
-const report = { results: [], elicitations: [], samples: [], rootsAsked: 0, progress: [] };
+const report = { results: [], elicitations: [], samples: [], rootsAsked: 0, toolCalls: 0, progress: [] };
 const capabilities = plan.elicit ? { elicitation: { form: {}, url: {} } } : {};
 if (plan.sample) capabilities.sampling = {};
 if (plan.roots) capabilities.roots = {};
@@ -46,7 +47,14 @@ if (plan.sample) {
     return plan.sample;
   });
 }
-const transport = new StreamableHTTPClientTransport(new URL(plan.url), { requestInit: { headers: plan.headers || {} } });
+// Counts the tools/call requests on the wire: each round of a call is one.
+const counting = async (url, init) => {
+  try {
+    if (typeof init?.body === "string" && JSON.parse(init.body).method === "tools/call") report.toolCalls++;
+  } catch {}
+  return fetch(url, init);
+};
+const transport = new StreamableHTTPClientTransport(new URL(plan.url), { requestInit: { headers: plan.headers || {} }, fetch: counting });
 try {
   await client.connect(transport);
   report.protocolVersion = client.protocolVersion ?? transport.protocolVersion ?? null;

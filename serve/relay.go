@@ -36,6 +36,13 @@ import (
 //
 // A host that did not declare elicitation has the server's questions
 // declined for it (the daemon's default).
+//
+// A server's sampling requests, and a 2026-07-28 server's requests for
+// roots, go the same way to a host that declared sampling or roots
+// (api.CallRequest Sample, Roots; the frame's Method says which); without
+// them the daemon refuses sampling and answers roots from the entry. A
+// 2026-07-28 server's round that asks several things reaches the host
+// whole: the daemon says how many questions come together (Of).
 
 // hostCaps is what the host of a request can answer, and whether the
 // request is of the 2026-07-28 generation (the host is asked with
@@ -129,8 +136,9 @@ func elicitationParams(raw json.RawMessage) (mcp.ElicitationParams, error) {
 var ErrUnknownRequestState = errors.New("unknown requestState")
 
 // ErrBadInputResponse is a 2026-07-28 host's answer that is not the result
-// of what it was asked (an elicitation, sampling or roots result). Like an unknown requestState, it is a protocol error (a JSON-RPC
-// error), not the tool's.
+// of what it was asked (an elicitation, sampling or roots result). Like an
+// unknown requestState, it is a protocol error (a JSON-RPC error), not the
+// tool's.
 var ErrBadInputResponse = errors.New("not an answer to the question asked")
 
 // parkWait bounds how long a parked call waits for its host's answer (as

@@ -92,10 +92,10 @@ func (d *daemon) serveElicit(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(r, &req); err != nil {
 		return err
 	}
-	method, _ := d.elicits.method(req.ID) // (one not waiting: 404 below)
+	method, waiting := d.elicits.method(req.ID) // (one not waiting: 404 below)
 	var err error
 	switch {
-	case req.Error != "" && method != "":
+	case req.Error != "" && (method != "" || !waiting):
 	case req.Error != "":
 		err = errors.New("an elicitation is not answered with an error (it is declined or cancelled)")
 	default:

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,6 +60,11 @@ type StreamHooks struct {
 	// /v1/elicit. It may block (a person is asked): the call's bound
 	// stops meanwhile. Nil declines.
 	Elicit func(ctx context.Context, e api.Elicitation) json.RawMessage
+	// Request answers a server's other requests: sampling (req.Sample;
+	// e.Method api.MethodSample) with a CreateMessageResult, roots
+	// (req.Roots; api.MethodRoots) with a ListRootsResult; or an error the
+	// server is given instead. Nil refuses them.
+	Request func(ctx context.Context, e api.Elicitation) (json.RawMessage, error)
 	// Late is told when an answer could not be delivered (the daemon
 	// stopped waiting for it). May be nil.
 	Late func(e api.Elicitation, err error)
@@ -76,6 +82,11 @@ func (c *Client) CallStreamWith(ctx context.Context, req api.CallRequest, h Stre
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Questions asked together are answered at once, each on its own; they
+	// end with the call (after its connection is released).
+	var together sync.WaitGroup
+	defer func() { cancel(); together.Wait() }()
+	unbounded := false // the bound stopped for good (questions asked together)
 	// The bound, which stops while a person answers an elicitation.
 	bound := c.callBound(req.Namespace)
 	var timedOut atomic.Bool
@@ -118,6 +129,20 @@ func (c *Client) CallStreamWith(ctx context.Context, req api.CallRequest, h Stre
 				return f.Result, nil
 			case f.Error != nil:
 				return nil, &APIError{Body: *f.Error}
+			case f.Elicit != nil && (f.Elicit.Of > 1 || unbounded):
+				// Questions asked together: the caller gets them all
+				// before it answers any (a relay's host, asked for the
+				// round whole), and the daemon bounds the wait from the
+				// first on.
+				if unbounded || timer.Stop() {
+					unbounded = true
+					e := *f.Elicit
+					if e.Of > 1 {
+						together.Go(func() { c.answerElicitation(ctx, e, h) })
+					} else {
+						c.answerElicitation(ctx, e, h)
+					}
+				}
 			case f.Elicit != nil:
 				if timer.Stop() {
 					start := time.Now()
@@ -147,14 +172,22 @@ func (c *Client) CallStreamWith(ctx context.Context, req api.CallRequest, h Stre
 // answerElicitation gets the answer to e from h (decline without a hook)
 // and sends it to the daemon.
 func (c *Client) answerElicitation(ctx context.Context, e api.Elicitation, h StreamHooks) {
-	result := api.ElicitResult(api.ActionDecline, nil)
-	if h.Elicit != nil {
-		result = h.Elicit(ctx, e)
+	answer := api.ElicitAnswer{ID: e.ID, Result: api.ElicitResult(api.ActionDecline, nil)}
+	switch {
+	case e.Method != "" && h.Request != nil:
+		res, err := h.Request(ctx, e)
+		if answer.Result = res; err != nil {
+			answer.Result, answer.Error = nil, err.Error()
+		}
+	case e.Method != "":
+		answer.Result, answer.Error = nil, "the caller does not answer "+e.Method
+	case h.Elicit != nil:
+		answer.Result = h.Elicit(ctx, e)
 	}
 	if ctx.Err() != nil {
 		return // the call is over: the daemon cancels the elicitation
 	}
-	if err := c.post(ctx, api.PathElicit, api.ElicitAnswer{ID: e.ID, Result: result}, nil); err != nil && h.Late != nil {
+	if err := c.post(ctx, api.PathElicit, answer, nil); err != nil && h.Late != nil {
 		h.Late(e, err)
 	}
 }

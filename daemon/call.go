@@ -38,6 +38,9 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 	if err := checkElicit(req.Elicit, req.Stream); err != nil {
 		return err
 	}
+	if (req.Sample || req.Roots) && !req.Stream {
+		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "sample and roots need a streamed answer (the requests go out on it)")
+	}
 
 	st := d.state.Load()
 	s, err := st.server(req.Namespace)
@@ -176,7 +179,11 @@ func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.Call
 		return resp, err
 	}
 	d.calls.Add(1)
-	hooks := upstream.Hooks{Answer: d.answerer(s.Name, req.Elicit, stream)}
+	answers := upstream.Offer{Sampling: req.Sample, Roots: req.Roots}
+	hooks := upstream.Hooks{Answer: d.answerer(s.Name, req.Elicit, answers, stream)}
+	if req.Relay {
+		hooks.Offer = &upstream.Offer{Elicitation: req.Elicit == api.ElicitAsk, Sampling: req.Sample, Roots: req.Roots}
+	}
 	if stream != nil {
 		hooks.Observe = stream.observe
 	}

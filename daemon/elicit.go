@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -29,21 +30,33 @@ var elicitWait = api.ElicitWait * time.Minute
 // for concurrent use; the zero value is ready.
 type pending struct {
 	mu      sync.Mutex
-	waiting map[string]chan json.RawMessage
+	waiting map[string]waiting
 }
 
-// open registers a new elicitation and returns its id and the channel its
-// answer arrives on; close forgets it.
-func (p *pending) open() (id string, answer chan json.RawMessage, close func()) {
+// waiting is one question waiting for its answer.
+type waiting struct {
+	method string // api.Elicitation's Method
+	answer chan answered
+}
+
+// answered is a caller's answer: the result, or why it could not answer.
+type answered struct {
+	result json.RawMessage
+	err    string
+}
+
+// open registers a new question of method and returns its id and the
+// channel its answer arrives on; close forgets it.
+func (p *pending) open(method string) (id string, answer chan answered, close func()) {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	id = hex.EncodeToString(b[:])
-	answer = make(chan json.RawMessage, 1)
+	answer = make(chan answered, 1)
 	p.mu.Lock()
 	if p.waiting == nil {
-		p.waiting = map[string]chan json.RawMessage{}
+		p.waiting = map[string]waiting{}
 	}
-	p.waiting[id] = answer
+	p.waiting[id] = waiting{method: method, answer: answer}
 	p.mu.Unlock()
 	return id, answer, func() {
 		p.mu.Lock()
@@ -52,16 +65,24 @@ func (p *pending) open() (id string, answer chan json.RawMessage, close func()) 
 	}
 }
 
-// answer delivers result to elicitation id; false when it is not waiting.
-func (p *pending) answer(id string, result json.RawMessage) bool {
+// method is the Method of question id; false when it is not waiting.
+func (p *pending) method(id string) (string, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ch, ok := p.waiting[id]
+	w, ok := p.waiting[id]
+	return w.method, ok
+}
+
+// answer delivers a to question id; false when it is not waiting.
+func (p *pending) answer(id string, a answered) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w, ok := p.waiting[id]
 	if !ok {
 		return false
 	}
 	delete(p.waiting, id)
-	ch <- result
+	w.answer <- a
 	return true
 }
 
@@ -71,33 +92,57 @@ func (d *daemon) serveElicit(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(r, &req); err != nil {
 		return err
 	}
-	var res struct {
-		Action  string          `json:"action"`
-		Content json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(req.Result, &res); err != nil {
-		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "elicitation %s: the result is not an ElicitResult: %v", req.ID, err)
-	}
-	switch res.Action {
-	case api.ActionAccept, api.ActionDecline, api.ActionCancel:
+	method, waiting := d.elicits.method(req.ID) // (one not waiting: 404 below)
+	var err error
+	switch {
+	case req.Error != "" && (method != "" || !waiting):
+	case req.Error != "":
+		err = errors.New("an elicitation is not answered with an error (it is declined or cancelled)")
 	default:
-		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "elicitation %s: action %q (accepted: accept, decline, cancel)", req.ID, res.Action)
+		err = api.CheckAnswer(method, req.Result)
 	}
-	if c := res.Content; len(c) > 0 && string(c) != "null" && c[0] != '{' {
-		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "elicitation %s: the content must be an object", req.ID)
+	if err != nil {
+		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "elicitation %s: %v", req.ID, err)
 	}
-	if !d.elicits.answer(req.ID, req.Result) {
+	if !d.elicits.answer(req.ID, answered{result: req.Result, err: req.Error}) {
 		return apiErr(http.StatusNotFound, api.CodeNotFound, "no elicitation %s is waiting (answered, cancelled, or its call ended)", req.ID)
 	}
 	return writeJSON(w, struct{}{})
 }
 
 // answerer is who answers a call's inquiries for elicit mode (ask needs
-// the call's stream).
-func (d *daemon) answerer(ns, mode string, stream *frameStream) upstream.Answerer {
+// the call's stream) and what the caller answers itself through the stream
+// besides elicitations (caller: sampling requests, roots).
+func (d *daemon) answerer(ns, mode string, caller upstream.Offer, stream *frameStream) upstream.Answerer {
+	// asks reports whether the caller is asked a question of method.
+	asks := func(method string) bool {
+		switch method {
+		case api.MethodRoots:
+			return caller.Roots && stream != nil
+		case api.MethodSample:
+			return caller.Sampling && stream != nil
+		}
+		return mode == api.ElicitAsk && stream != nil
+	}
 	return func(ctx context.Context, q upstream.Inquiry) (json.RawMessage, error) {
-		if q.Method != "elicitation/create" {
-			// Sampling: mcpx offers no language model to its servers.
+		of := 0
+		for _, m := range q.Batch {
+			if asks(m) {
+				of++
+			}
+		}
+		ask := func() (json.RawMessage, error) { return d.ask(ctx, ns, q, of, stream) }
+		if q.Method == api.MethodRoots {
+			if asks(q.Method) {
+				return ask()
+			}
+			return nil, fmt.Errorf("%w: the caller lists no roots", upstream.ErrNotOffered)
+		}
+		if q.Method == api.MethodSample {
+			if asks(q.Method) {
+				return ask()
+			}
+			// mcpx offers no language model of its own to its servers.
 			err := fmt.Errorf("%w: mcpx does not sample from a language model for its servers", upstream.ErrNotOffered)
 			if stream != nil {
 				stream.send(api.StreamFrame{Log: &api.LogMessage{Level: "warning", Logger: "mcpx",
@@ -108,7 +153,7 @@ func (d *daemon) answerer(ns, mode string, stream *frameStream) upstream.Answere
 		switch mode {
 		case api.ElicitAsk:
 			if stream != nil {
-				return d.ask(ctx, ns, q, stream), nil
+				return ask()
 			}
 		case api.ElicitDefaults:
 			return defaultAnswer(q.Params), nil
@@ -117,23 +162,41 @@ func (d *daemon) answerer(ns, mode string, stream *frameStream) upstream.Answere
 	}
 }
 
-// ask puts q to the caller through stream and waits for the answer; a
-// caller gone or silent for elicitWait cancels it.
-func (d *daemon) ask(ctx context.Context, ns string, q upstream.Inquiry, stream *frameStream) json.RawMessage {
-	id, answer, done := d.elicits.open()
+// errNoAnswer is a sampling or roots request its caller did not answer
+// (gone, or silent for elicitWait).
+var errNoAnswer = errors.New("no answer")
+
+// ask puts q to the caller through stream (one of of asked at once) and
+// waits for the answer; a
+// caller gone or silent for elicitWait cancels an elicitation and fails
+// any other request.
+func (d *daemon) ask(ctx context.Context, ns string, q upstream.Inquiry, of int, stream *frameStream) (json.RawMessage, error) {
+	method := q.Method // "" for an elicitation, as the frame says it
+	if method == "elicitation/create" {
+		method = ""
+	}
+	id, answer, done := d.elicits.open(method)
 	defer done()
-	stream.send(api.StreamFrame{Elicit: &api.Elicitation{ID: id, Namespace: ns, Params: q.Params, Key: q.Key}}, true)
+	stream.send(api.StreamFrame{Elicit: &api.Elicitation{ID: id, Namespace: ns, Params: q.Params, Key: q.Key, Method: method, Of: of}}, true)
 	t := time.NewTimer(elicitWait)
 	defer t.Stop()
+	var why error
 	select {
-	case res := <-answer:
-		return res
+	case a := <-answer:
+		if a.err != "" {
+			return nil, fmt.Errorf("the host could not answer: %s", a.err)
+		}
+		return a.result, nil
 	case <-ctx.Done():
-		return api.ElicitResult(api.ActionCancel, nil)
+		why = ctx.Err()
 	case <-t.C:
 		d.log.Printf("%s: elicitation %s unanswered after %s; cancelled", ns, id, elicitWait)
-		return api.ElicitResult(api.ActionCancel, nil)
+		why = fmt.Errorf("%w within %s", errNoAnswer, elicitWait)
 	}
+	if method != "" {
+		return nil, why
+	}
+	return api.ElicitResult(api.ActionCancel, nil), nil
 }
 
 // defaultAnswer accepts a form with its schema's defaults; a form that

@@ -183,7 +183,7 @@ func (d *daemon) forward(r *http.Request, ns, what string, caller upstream.Calle
 	if err != nil {
 		return nil, err
 	}
-	raw, err := d.pools.RequestWith(r.Context(), spec, caller, method+" "+what, method, params, d.answerer(ns, elicit, nil))
+	raw, err := d.pools.RequestWith(r.Context(), spec, caller, method+" "+what, method, params, d.answerer(ns, elicit, upstream.Offer{}, nil))
 	d.pokeStatus()
 	if err != nil {
 		e := mapError(err)

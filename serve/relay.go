@@ -36,16 +36,37 @@ import (
 //
 // A host that did not declare elicitation has the server's questions
 // declined for it (the daemon's default).
+//
+// A server's sampling requests, and a 2026-07-28 server's requests for
+// roots, go the same way to a host that declared sampling or roots
+// (api.CallRequest Sample, Roots; the frame's Method says which); without
+// them the daemon refuses sampling and answers roots from the entry. A
+// 2026-07-28 server's round that asks several things reaches the host
+// whole: the daemon says how many questions come together (Of).
 
-// hostElicits reports whether the host of ctx can answer elicitations, and
-// whether the request is of the 2026-07-28 generation (it is asked with
+// hostCaps is what the host of a request can answer, and whether the
+// request is of the 2026-07-28 generation (the host is asked with
 // input_required results).
-func hostElicits(ctx context.Context) (modern, ok bool) {
-	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
-		return true, info.ClientCapabilities != nil && info.ClientCapabilities.Elicitation != nil
+type hostCaps struct {
+	modern, elicits, samples, roots bool
+}
+
+// asks reports whether the host answers anything a server may ask.
+func (h hostCaps) asks() bool { return h.elicits || h.samples || h.roots }
+
+// hostAnswers reads what the host of ctx declared: in the request's _meta
+// (2026-07-28) or at initialize (a 2025-11-25 session).
+func hostAnswers(ctx context.Context) hostCaps {
+	var caps mcp.ClientCapabilities
+	info := server.RequestProtocolInfoFromContext(ctx)
+	modern := info != nil && info.Modern
+	switch cs, isInfo := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); {
+	case modern && info.ClientCapabilities != nil:
+		caps = *info.ClientCapabilities
+	case !modern && isInfo:
+		caps = cs.GetClientCapabilities()
 	}
-	cs, isInfo := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
-	return false, isInfo && cs.GetClientCapabilities().Elicitation != nil
+	return hostCaps{modern: modern, elicits: caps.Elicitation != nil, samples: caps.Sampling != nil, roots: caps.Roots != nil}
 }
 
 // askSession is the Elicit hook for a 2025-11-25 host: the question goes
@@ -65,6 +86,33 @@ func (f *front) askSession(ctx context.Context, e api.Elicitation) json.RawMessa
 	}
 	f.s.opts.Log.Printf("%s asked the host for input, which failed: %v (cancelled)", e.Namespace, err)
 	return api.ElicitResult(api.ActionCancel, nil)
+}
+
+// requestSession is the Request hook for a 2025-11-25 host: the server's
+// sampling request goes to the host as sampling/createMessage on its
+// session, a request for roots as roots/list; the host's result, or its
+// error, goes back to the server.
+func (f *front) requestSession(ctx context.Context, e api.Elicitation) (json.RawMessage, error) {
+	var res any
+	var err error
+	switch e.Method {
+	case api.MethodSample:
+		var p mcp.CreateMessageParams
+		if err := json.Unmarshal(e.Params, &p); err != nil {
+			return nil, fmt.Errorf("read the sampling request of %s: %w", e.Namespace, err)
+		}
+		res, err = f.mcp.RequestSampling(ctx, mcp.CreateMessageRequest{
+			Request: mcp.Request{Method: string(mcp.MethodSamplingCreateMessage)}, CreateMessageParams: p})
+	case api.MethodRoots:
+		res, err = f.mcp.RequestRoots(ctx, mcp.ListRootsRequest{Request: mcp.Request{Method: string(mcp.MethodListRoots)}})
+	default:
+		err = fmt.Errorf("serve relays no %s", e.Method)
+	}
+	if err != nil {
+		f.s.opts.Log.Printf("%s asked the host for %s, which failed: %v", e.Namespace, e.Method, err)
+		return nil, fmt.Errorf("%s: %w", e.Method, err)
+	}
+	return json.Marshal(res)
 }
 
 // elicitationParams reads an elicitation's params as the server sent them;
@@ -87,10 +135,11 @@ func elicitationParams(raw json.RawMessage) (mcp.ElicitationParams, error) {
 // names no call serve holds: never given out, answered already, or expired.
 var ErrUnknownRequestState = errors.New("unknown requestState")
 
-// ErrBadInputResponse is a 2026-07-28 host's answer that is no elicitation
-// result. Like an unknown requestState, it is a protocol error (a JSON-RPC
-// error), not the tool's.
-var ErrBadInputResponse = errors.New("not an elicitation result")
+// ErrBadInputResponse is a 2026-07-28 host's answer that is not the result
+// of what it was asked (an elicitation, sampling or roots result). Like an
+// unknown requestState, it is a protocol error (a JSON-RPC error), not the
+// tool's.
+var ErrBadInputResponse = errors.New("not an answer to the question asked")
 
 // parkWait bounds how long a parked call waits for its host's answer (as
 // the daemon bounds an elicitation's).
@@ -106,10 +155,16 @@ type parked struct {
 	// request of the current round; nil between rounds (the call then
 	// waits for an answer and sends none) and once the host gave up.
 	fw atomic.Pointer[forwarder]
-	// Set when the call is parked, read when it resumes.
-	q     question
-	key   string // q's key in inputRequests
+	// Set when the call is parked, read when it resumes: the questions
+	// the host was asked (a round of the server's, whole).
+	held  []held
 	timer *time.Timer
+}
+
+// held is a question the host was asked, under key in inputRequests.
+type held struct {
+	q   question
+	key string
 }
 
 // question is one elicitation the call waits on: its answer goes on answer.
@@ -179,10 +234,12 @@ func (pk *parking) closeAll() {
 // rounds runs a call for a 2026-07-28 host that can answer elicitations:
 // a new call starts (detached from the host's request, which ends with the
 // round) or, with a requestState, the parked call is resumed with the
-// host's answer. It returns the call's end, or the input_required result
-// that asks the host the call's next question.
+// host's answers. It returns the call's end, or the input_required result
+// that asks the host the call's next questions: a server's round whole
+// (the questions the daemon says come together, api.Elicitation.Of).
 func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallRequest, fw *forwarder, mrt mcp.MultiRoundTripParams) (*api.CallResponse, *mcp.CallToolResult, error) {
 	var p *parked
+	var used []string // the keys of the answers given to p's questions
 	if mrt.RequestState != "" {
 		if p = f.parked.take(mrt.RequestState); p != nil && p.tool != req.Namespace+"."+req.Tool {
 			p.cancel() // the state was sent with another tool's call
@@ -191,21 +248,39 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 		if p == nil {
 			return nil, nil, fmt.Errorf("resume the call of %s.%s: %w (a requestState serves once, within %s)", req.Namespace, req.Tool, ErrUnknownRequestState, parkWait)
 		}
-		answer, ok := mrt.InputResponses[p.key]
-		if !ok {
+		var answered, missing []held
+		for _, h := range p.held {
+			if _, ok := mrt.InputResponses[h.key]; ok {
+				answered = append(answered, h)
+			} else {
+				missing = append(missing, h)
+			}
+		}
+		if len(answered) == 0 {
 			// Not answered: asked again, under a new state.
 			return nil, f.inputRequired(p), nil
 		}
-		raw, err := json.Marshal(answer)
-		if err == nil {
-			err = checkElicitResult(raw)
+		raws := make([]json.RawMessage, len(answered))
+		for i, h := range answered {
+			raw, err := json.Marshal(mrt.InputResponses[h.key])
+			if err == nil {
+				err = api.CheckAnswer(h.q.e.Method, raw)
+			}
+			if err != nil {
+				p.cancel()
+				return nil, nil, fmt.Errorf("resume the call of %s.%s: inputResponses[%q]: %w: %w", req.Namespace, req.Tool, h.key, ErrBadInputResponse, err)
+			}
+			raws[i] = raw
 		}
-		if err != nil {
-			p.cancel()
-			return nil, nil, fmt.Errorf("resume the call of %s.%s: inputResponses[%q]: %w: %w", req.Namespace, req.Tool, p.key, ErrBadInputResponse, err)
+		for i, h := range answered {
+			h.q.answer <- raws[i]
+			used = append(used, h.key)
+		}
+		if p.held = missing; len(missing) > 0 {
+			// Answered in part: the rest asked again.
+			return nil, f.inputRequired(p), nil
 		}
 		p.fw.Store(fw)
-		p.q.answer <- raw
 	} else {
 		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		p = &parked{tool: req.Namespace + "." + req.Tool, asks: make(chan question), done: make(chan finished, 1), cancel: cancel}
@@ -217,19 +292,12 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 				}
 			},
 			Elicit: func(ctx context.Context, e api.Elicitation) json.RawMessage {
-				q := question{e: e, answer: make(chan json.RawMessage, 1)}
-				select {
-				case p.asks <- q:
-				case <-ctx.Done():
-					return api.ElicitResult(api.ActionCancel, nil)
-				}
-				select {
-				case a := <-q.answer:
+				if a, err := p.ask(ctx, e); err == nil {
 					return a
-				case <-ctx.Done():
-					return api.ElicitResult(api.ActionCancel, nil)
 				}
+				return api.ElicitResult(api.ActionCancel, nil)
 			},
+			Request: p.ask,
 		}
 		go func() {
 			defer cancel()
@@ -242,19 +310,25 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 	// a stateless server: the call's first request can carry them).
 	given := map[string]mcp.InputResponse{}
 	for k, v := range mrt.InputResponses {
-		if k != p.key {
-			given[k] = v
-		}
+		given[k] = v
 	}
+	for _, k := range used {
+		delete(given, k)
+	}
+	p.held = nil
+	need := 0 // questions of the round in progress still to come
 	for {
 		select {
 		case q := <-p.asks:
-			p.q = q
+			if need == 0 {
+				need = max(q.e.Of, 1)
+			}
+			need--
 			if a, ok := given[q.e.Key]; ok && q.e.Key != "" {
 				delete(given, q.e.Key)
 				raw, err := json.Marshal(a)
 				if err == nil {
-					err = checkElicitResult(raw)
+					err = api.CheckAnswer(q.e.Method, raw)
 				}
 				if err != nil {
 					p.fw.Store(nil)
@@ -262,10 +336,14 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 					return nil, nil, fmt.Errorf("call %s.%s: inputResponses[%q]: %w: %w", req.Namespace, req.Tool, q.e.Key, ErrBadInputResponse, err)
 				}
 				q.answer <- raw
-				continue
+			} else {
+				p.held = append(p.held, held{q: q})
 			}
-			p.fw.Store(nil)
-			return nil, f.inputRequired(p), nil
+			if need == 0 && len(p.held) > 0 {
+				// The round is whole: the host is asked it.
+				p.fw.Store(nil)
+				return nil, f.inputRequired(p), nil
+			}
 		case d := <-p.done:
 			return d.resp, nil, d.err
 		case <-ctx.Done():
@@ -278,45 +356,60 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 	}
 }
 
-// inputRequired parks p and returns the result asking the host p's
-// question.
-func (f *front) inputRequired(p *parked) *mcp.CallToolResult {
-	// The server's own key where it gave one (a 2026-07-28 server), so
-	// the host answers under the name the server chose.
-	p.key = p.q.e.Key
-	if p.key == "" {
-		p.key = "elicit-" + p.q.e.ID
+// ask hands the call's question e to the round in progress (the host
+// gets it with an input_required result) and waits for the answer the
+// host sends with the call's next round; an error when the call ends
+// first.
+func (p *parked) ask(ctx context.Context, e api.Elicitation) (json.RawMessage, error) {
+	q := question{e: e, answer: make(chan json.RawMessage, 1)}
+	select {
+	case p.asks <- q:
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	var ir mcp.InputRequest
-	if err := json.Unmarshal(fmt.Appendf(nil, `{"method":%q,"params":%s}`, mcp.MethodElicitationCreate, p.q.e.Params), &ir); err != nil {
-		p.cancel()
-		return mcp.NewToolResultError(fmt.Sprintf("mcpx could not pass on the question of %s: %v", p.q.e.Namespace, err))
+	select {
+	case a := <-q.answer:
+		return a, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// inputRequired parks p and returns the result asking the host p's
+// questions.
+func (f *front) inputRequired(p *parked) *mcp.CallToolResult {
+	requests := mcp.InputRequests{}
+	for i := range p.held {
+		h := &p.held[i]
+		e := h.q.e
+		method, prefix := string(mcp.MethodElicitationCreate), "elicit-"
+		switch e.Method {
+		case api.MethodSample:
+			method, prefix = api.MethodSample, "sample-"
+		case api.MethodRoots:
+			method, prefix = api.MethodRoots, "roots-"
+		}
+		// The server's own key where it gave one (a 2026-07-28 server),
+		// so the host answers under the name the server chose.
+		if h.key = e.Key; h.key == "" {
+			h.key = prefix + e.ID
+		}
+		params := e.Params
+		if len(params) == 0 || string(params) == "null" {
+			params = json.RawMessage("{}")
+		}
+		var ir mcp.InputRequest
+		if err := json.Unmarshal(fmt.Appendf(nil, `{"method":%q,"params":%s}`, method, params), &ir); err != nil {
+			p.cancel()
+			return mcp.NewToolResultError(fmt.Sprintf("mcpx could not pass on the question of %s: %v", e.Namespace, err))
+		}
+		requests[h.key] = ir
 	}
 	state := f.parked.park(p)
 	return &mcp.CallToolResult{
 		Result:               mcp.Result{ResultType: mcp.ResultTypeInputRequired},
-		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: mcp.InputRequests{p.key: ir}, RequestState: state},
+		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: requests, RequestState: state},
 	}
-}
-
-// checkElicitResult checks a host's answer to an elicitation.
-func checkElicitResult(raw json.RawMessage) error {
-	var r struct {
-		Action  string          `json:"action"`
-		Content json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return err
-	}
-	switch r.Action {
-	case api.ActionAccept, api.ActionDecline, api.ActionCancel:
-	default:
-		return fmt.Errorf("action %q (an elicitation result's is accept, decline or cancel)", r.Action)
-	}
-	if c := r.Content; len(c) > 0 && string(c) != "null" && c[0] != '{' {
-		return errors.New("an elicitation result's content is an object")
-	}
-	return nil
 }
 
 // closeParked cancels the parked calls of every front.

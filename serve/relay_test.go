@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 )
@@ -39,21 +38,5 @@ func TestParking(t *testing.T) {
 	}
 	if pk.take(state2) != nil {
 		t.Error("an expired call could be resumed")
-	}
-}
-
-func TestCheckElicitResult(t *testing.T) {
-	for raw, ok := range map[string]bool{
-		`{"action":"accept","content":{"name":"Ada"}}`: true,
-		`{"action":"decline"}`:                         true,
-		`{"action":"cancel","content":null}`:           true,
-		`12345`:                                        false,
-		`{"action":"maybe"}`:                           false,
-		`{"action":"accept","content":[1]}`:            false,
-		`{}`:                                           false,
-	} {
-		if err := checkElicitResult(json.RawMessage(raw)); (err == nil) != ok {
-			t.Errorf("%s: %v", raw, err)
-		}
 	}
 }

@@ -287,15 +287,25 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 		fw.logger = ns // the host sees one server where there are many
 	}
 	defer fw.flush()
-	modern, asks := hostElicits(ctx)
+	host := hostAnswers(ctx)
+	modern, elicits, asks := host.modern, host.elicits, host.asks()
 	var confirmAnswer *mcp.InputResponse // a 2026-07-28 host's answer to confirmRound
-	if a, ok := mrt.InputResponses[confirmKey]; ok && modern {
+	if a, ok := mrt.InputResponses[confirmKey]; ok && modern && elicits {
 		confirmAnswer = &a
 	}
 	hooks := client.StreamHooks{Frame: fw.frame}
+	// A 2026-07-28 server is told what the host answers, and asks the
+	// host through serve.
+	req.Relay = !req.Detach
 	if asks && !req.Detach {
-		req.Elicit = api.ElicitAsk
-		hooks.Elicit = f.askSession
+		if elicits {
+			req.Elicit = api.ElicitAsk
+			hooks.Elicit = f.askSession
+		}
+		req.Sample, req.Roots = host.samples, host.roots
+		if req.Sample || req.Roots {
+			hooks.Request = f.requestSession
+		}
 	}
 	for {
 		var resp *api.CallResponse
@@ -320,7 +330,7 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 		if errors.As(err, &ae) && ae.Code() == api.CodeConfirmation && !req.Confirmed {
 			var ok bool
 			var why string
-			if modern && asks {
+			if modern && elicits {
 				var ask *mcp.CallToolResult
 				if ok, why, ask = confirmRound(name, ae.Error(), confirmAnswer); ask != nil {
 					return ask, nil

@@ -504,7 +504,11 @@ func (cn *conn) callTool(ctx context.Context, tool string, args json.RawMessage,
 		meta = strconv.AppendQuote(meta, level)
 		meta = append(meta, ',')
 	}
-	meta = append(meta, cn.meta...)
+	if h.Offer != nil && !cn.sse {
+		meta = append(meta, metaFields(cn.protocolVersion, cn.offered(*h.Offer))...)
+	} else {
+		meta = append(meta, cn.meta...)
+	}
 	meta = append(meta, '}')
 	params := struct {
 		Name      string          `json:"name"`

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -132,7 +133,7 @@ func (cn *conn) initialize(ctx context.Context, v string) error {
 		ProtocolVersion string             `json:"protocolVersion"`
 		ClientInfo      mcp.Implementation `json:"clientInfo"`
 		Capabilities    json.RawMessage    `json:"capabilities"`
-	}{v, clientInfo(), cn.capabilities()}
+	}{v, clientInfo(), cn.capabilities(true)}
 	resp, err := cn.roundTrip(ctx, string(mcp.MethodInitialize), params, nil, false)
 	if err != nil {
 		return fmt.Errorf("initialize: %w", err)
@@ -219,7 +220,7 @@ func (cn *conn) setVersion(v string) {
 	cn.modern = mcp.IsModernProtocol(v)
 	cn.meta = nil
 	if cn.modern {
-		cn.meta = metaFields(v, cn.capabilities())
+		cn.meta = metaFields(v, cn.capabilities(false))
 	}
 	if h, ok := cn.tr.(transport.HTTPConnection); ok && !cn.sse {
 		h.SetProtocolVersion(v)
@@ -233,16 +234,32 @@ func clientInfo() mcp.Implementation {
 
 // capabilities is what mcpx declares as a client on this connection:
 // elicitation (form and URL; a call's caller answers, or mcpx declines for
-// it), and roots when the entry lists some. Sampling is not offered. Over
-// HTTP+SSE nothing: that transport cannot carry a server's requests.
-func (cn *conn) capabilities() json.RawMessage {
+// it), and roots when the entry lists some. A 2025-11-25 session is also
+// told sampling, since it is declared once for every call: a relay's host
+// answers it, and mcpx refuses it for anyone else (a 2026-07-28 server is
+// told per call, offered). Over HTTP+SSE nothing: that transport cannot
+// carry a server's requests.
+func (cn *conn) capabilities(session bool) json.RawMessage {
 	if cn.sse {
 		return json.RawMessage(`{}`)
 	}
-	if len(cn.roots) > 0 {
-		return json.RawMessage(`{"elicitation":{"form":{},"url":{}},"roots":{}}`)
+	return cn.offered(Offer{Elicitation: true, Sampling: session})
+}
+
+// offered is the client capabilities of o, with roots also when the entry
+// lists some.
+func (cn *conn) offered(o Offer) json.RawMessage {
+	var parts []string
+	if o.Elicitation {
+		parts = append(parts, `"elicitation":{"form":{},"url":{}}`)
 	}
-	return json.RawMessage(`{"elicitation":{"form":{},"url":{}}}`)
+	if o.Roots || len(cn.roots) > 0 {
+		parts = append(parts, `"roots":{}`)
+	}
+	if o.Sampling {
+		parts = append(parts, `"sampling":{}`)
+	}
+	return json.RawMessage("{" + strings.Join(parts, ",") + "}")
 }
 
 // metaFields are the members every 2026-07-28 request's _meta carries,

@@ -25,13 +25,18 @@ import (
 
 // Inquiry is one question a server asks during a call.
 type Inquiry struct {
-	// Method is elicitation/create or sampling/createMessage.
+	// Method is elicitation/create, sampling/createMessage, or roots/list
+	// (a 2026-07-28 server's input request, when Offer.Roots).
 	Method string
 	// Params are the request's params exactly as the server sent them.
 	Params json.RawMessage
 	// Key is the input request's key in a 2026-07-28 server's
 	// input_required result ("" for a request of the server's own).
 	Key string
+	// Batch, for a relay (Offer set), lists the methods of every inquiry
+	// of the round that goes to the answerer at once, this one included
+	// (nil: asked alone): a relay can hand its host the round whole.
+	Batch []string
 }
 
 // An Answerer answers a call's inquiries with the result to give the
@@ -74,6 +79,19 @@ type Hooks struct {
 	// 2026-07-28 HTTP connection its x-mcp-header parameters are mirrored
 	// into Mcp-Param-* headers.
 	Tool json.RawMessage
+	// Offer, when set, is what a 2026-07-28 server is told the client
+	// offers for this call instead of the connection's default: a relay's
+	// host's own (roots still when the entry lists some).
+	Offer *Offer
+}
+
+// Offer is what a call's caller can answer. With Roots, a 2026-07-28
+// server's roots/list input requests go to the caller (Answer) instead of
+// being answered from the entry's roots.
+type Offer struct {
+	Elicitation bool
+	Sampling    bool
+	Roots       bool
 }
 
 // Root is a directory offered to a server as a root (roots/list).
@@ -100,8 +118,11 @@ var declined = json.RawMessage(`{"action":"decline"}`)
 // budgetCtx while it waits.
 func answer(ctx, budgetCtx context.Context, a Answerer, q Inquiry) (json.RawMessage, error) {
 	if a == nil {
-		if q.Method == string(mcp.MethodElicitationCreate) {
+		switch q.Method {
+		case string(mcp.MethodElicitationCreate):
 			return declined, nil
+		case string(mcp.MethodListRoots):
+			return nil, fmt.Errorf("%w: nobody to ask for roots", ErrNotOffered)
 		}
 		return nil, fmt.Errorf("%w: mcpx does not sample from a language model for its servers", ErrNotOffered)
 	}
@@ -273,8 +294,8 @@ func needsInput(raw json.RawMessage) (*inputRequired, bool) {
 // input_required (tools/call, prompts/get, resources/read): send sends it
 // with the extra top-level members given (none the first time), and while
 // the result asks for input, the inquiries go to a and the request is sent
-// again with the answers and the server's requestState.
-func (cn *conn) rounds(ctx context.Context, a Answerer, send func(extra map[string]json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+// again with the answers and the server's requestState (see roundOpts).
+func (cn *conn) rounds(ctx context.Context, a Answerer, ro roundOpts, send func(extra map[string]json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
 	raw, err := send(nil)
 	if !cn.modern {
 		return raw, err // a 2025-11-25 server asks with requests of its own
@@ -302,7 +323,10 @@ func (cn *conn) rounds(ctx context.Context, a Answerer, send func(extra map[stri
 			case <-t.C:
 			}
 		}
-		// One at a time, in a stable order: a person may answer them.
+		// The entry's roots, and what nobody can answer, at once; the rest
+		// to a: one at a time, in a stable order (a person may answer
+		// them), or together for a relay (its host gets the round whole).
+		var ask []Inquiry
 		for _, id := range sortedKeys(ir.InputRequests) {
 			var req struct {
 				Method string          `json:"method"`
@@ -311,22 +335,21 @@ func (cn *conn) rounds(ctx context.Context, a Answerer, send func(extra map[stri
 			if err := json.Unmarshal(ir.InputRequests[id], &req); err != nil {
 				return nil, &InquiryError{Server: cn.server, Method: "input", Err: fmt.Errorf("input request %q: %w", id, err)}
 			}
-			var res json.RawMessage
-			var aerr error
 			switch req.Method {
 			case string(mcp.MethodListRoots):
-				if res = cn.roots; res == nil {
-					aerr = fmt.Errorf("%w: the entry lists no mcpx.roots", ErrNotOffered)
+				if ro.askRoots {
+					ask = append(ask, Inquiry{Method: req.Method, Params: req.Params, Key: id})
+				} else if answers[id] = cn.roots; cn.roots == nil {
+					return nil, &InquiryError{Server: cn.server, Method: req.Method, Err: fmt.Errorf("%w: the entry lists no mcpx.roots", ErrNotOffered)}
 				}
 			case string(mcp.MethodElicitationCreate), string(mcp.MethodSamplingCreateMessage):
-				res, aerr = answer(ctx, ctx, a, Inquiry{Method: req.Method, Params: req.Params, Key: id})
+				ask = append(ask, Inquiry{Method: req.Method, Params: req.Params, Key: id})
 			default:
-				aerr = fmt.Errorf("%w: unknown request", ErrNotOffered)
+				return nil, &InquiryError{Server: cn.server, Method: req.Method, Err: fmt.Errorf("%w: unknown request", ErrNotOffered)}
 			}
-			if aerr != nil {
-				return nil, &InquiryError{Server: cn.server, Method: req.Method, Err: aerr}
-			}
-			answers[id] = res
+		}
+		if err := cn.answerAll(ctx, a, ask, ro.together, answers); err != nil {
+			return nil, err
 		}
 		extra := map[string]json.RawMessage{}
 		if len(answers) > 0 {
@@ -338,6 +361,60 @@ func (cn *conn) rounds(ctx context.Context, a Answerer, send func(extra map[stri
 		raw, err = send(extra)
 	}
 	return nil, err
+}
+
+// roundOpts say how rounds answers: roots from a (askRoots) instead of the
+// entry's; a round's inquiries to a all at once (together: a relay's host
+// answers them in one round of its own) instead of one after another.
+type roundOpts struct {
+	askRoots, together bool
+}
+
+// answerAll puts the inquiries ask to a and stores the answers by key:
+// one after another, or, together, all at once (each told the round's
+// methods, Inquiry.Batch), the first failure ending the others.
+func (cn *conn) answerAll(ctx context.Context, a Answerer, ask []Inquiry, together bool, answers map[string]json.RawMessage) error {
+	if !together || len(ask) < 2 {
+		for _, q := range ask {
+			res, err := answer(ctx, ctx, a, q)
+			if err != nil {
+				return &InquiryError{Server: cn.server, Method: q.Method, Err: err}
+			}
+			answers[q.Key] = res
+		}
+		return nil
+	}
+	batch := make([]string, len(ask))
+	for i, q := range ask {
+		batch[i] = q.Method
+	}
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([]json.RawMessage, len(ask))
+	errs := make([]error, len(ask))
+	var wg sync.WaitGroup
+	for i, q := range ask {
+		q.Batch = batch
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if results[i], errs[i] = answer(actx, ctx, a, q); errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	// The first failure, not the cancellations it caused.
+	var first error
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			answers[ask[i].Key] = results[i]
+		case first == nil || (errors.Is(first, context.Canceled) && !errors.Is(err, context.Canceled)):
+			first = &InquiryError{Server: cn.server, Method: ask[i].Method, Err: err}
+		}
+	}
+	return first
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -309,7 +309,8 @@ func (p *Pools) callTool(ctx context.Context, spec Spec, caller Caller, tool str
 		defer p.asks.add(cn, ask)()
 		ctx = context.WithValue(ctx, askerKey{}, ask)
 		var err error
-		out, err = cn.rounds(ctx, h.Answer, func(extra map[string]json.RawMessage) (json.RawMessage, error) {
+		ro := roundOpts{askRoots: h.Offer != nil && h.Offer.Roots, together: h.Offer != nil}
+		out, err = cn.rounds(ctx, h.Answer, ro, func(extra map[string]json.RawMessage) (json.RawMessage, error) {
 			return cn.callTool(ctx, tool, args, token, h, extra)
 		})
 		return err
@@ -334,7 +335,7 @@ func (p *Pools) RequestWith(ctx context.Context, spec Spec, caller Caller, what,
 		defer p.asks.add(cn, ask)()
 		ctx = context.WithValue(ctx, askerKey{}, ask)
 		var err error
-		out, err = cn.rounds(ctx, a, func(extra map[string]json.RawMessage) (json.RawMessage, error) {
+		out, err = cn.rounds(ctx, a, roundOpts{}, func(extra map[string]json.RawMessage) (json.RawMessage, error) {
 			if len(extra) == 0 {
 				return cn.request(ctx, method, params)
 			}

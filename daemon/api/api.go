@@ -256,6 +256,22 @@ type CallRequest struct {
 	// caller, through the stream: needs Stream), ElicitDefaults, or
 	// ElicitDecline ("" is ElicitDecline). See elicit.go.
 	Elicit string `json:"elicit,omitempty"`
+	// Sample: the caller answers the server's sampling requests
+	// (sampling/createMessage) through the stream, as Elicitation frames
+	// whose Method says so (needs Stream). Without it they are refused:
+	// mcpx has no language model of its own.
+	Sample bool `json:"sample,omitempty"`
+	// Roots: the caller answers a 2026-07-28 server's roots/list input
+	// requests through the stream the same way (Method MethodRoots; a
+	// relay's host's roots) instead of the daemon answering them from the
+	// entry's mcpx.roots. A 2025-11-25 server's session keeps the entry's
+	// (it is shared by every caller). Needs Stream.
+	Roots bool `json:"roots,omitempty"`
+	// Relay: the caller relays the call for a host (serve) and Elicit and
+	// Sample and Roots say what that host answers. A 2026-07-28 server is
+	// told only that (and roots when the entry lists some) as the call's
+	// client capabilities, so that it asks nothing the host cannot give.
+	Relay bool `json:"relay,omitempty"`
 }
 
 // ArgPair is one key=value (JSON false) or key:=JSON (JSON true) argument

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Elicitation: a server asks the person behind a call for input (MCP
@@ -53,16 +54,40 @@ type Elicitation struct {
 	// input_required result ("" for a 2025-11-25 server's request), so
 	// that a relay can ask its own host under the server's key.
 	Key string `json:"key,omitempty"`
+	// Method is what the server asks: "" (elicitation/create),
+	// MethodSample (a request with Sample set) or MethodRoots (with Roots
+	// set); Params are that method's.
+	Method string `json:"method,omitempty"`
+	// Of is how many questions the caller is asked at once, this one
+	// included: a 2026-07-28 server's round whose input requests go to a
+	// relay together (0 or 1: alone). They come one frame each, and the
+	// caller may answer them in any order.
+	Of int `json:"of,omitempty"`
 }
+
+// MethodSample is an Elicitation frame's Method when the server asks for
+// a language model's answer: its Params are CreateMessageParams, its
+// answer a CreateMessageResult.
+const MethodSample = "sampling/createMessage"
+
+// MethodRoots is an Elicitation frame's Method when the server asks for
+// the caller's roots: its answer is a ListRootsResult.
+const MethodRoots = "roots/list"
 
 // ElicitAnswer is POST /v1/elicit: the answer to the Elicitation ID.
 // Result is an MCP ElicitResult: {"action": "accept", "content": {...}},
-// {"action": "decline"} or {"action": "cancel"}. The daemon answers 200
+// {"action": "decline"} or {"action": "cancel"}; for a sampling request
+// (Method MethodSample) a CreateMessageResult, for roots (MethodRoots) a
+// ListRootsResult. The daemon answers 200
 // {}, or 404 not_found when the elicitation is over (answered, cancelled
 // or its call ended).
 type ElicitAnswer struct {
 	ID     string          `json:"id"`
 	Result json.RawMessage `json:"result"`
+	// Error, instead of Result, says why the caller could not answer (a
+	// host that refused a sampling request, or failed to list its roots):
+	// the server gets it as the request's error.
+	Error string `json:"error,omitempty"`
 }
 
 // Elicitation actions (ElicitResult).
@@ -280,4 +305,75 @@ func ElicitDefaultContent(fields []ElicitField) (content map[string]any, ok bool
 		content[f.Name] = f.Default
 	}
 	return content, true
+}
+
+// CheckElicitResult checks an answer to an elicitation: an ElicitResult
+// whose action is accept, decline or cancel, its content an object.
+func CheckElicitResult(raw json.RawMessage) error {
+	var r struct {
+		Action  string          `json:"action"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return fmt.Errorf("not an ElicitResult: %w", err)
+	}
+	switch r.Action {
+	case ActionAccept, ActionDecline, ActionCancel:
+	default:
+		return fmt.Errorf("action %q (an elicitation result's is accept, decline or cancel)", r.Action)
+	}
+	if c := r.Content; len(c) > 0 && string(c) != "null" && c[0] != '{' {
+		return errors.New("an elicitation result's content is an object")
+	}
+	return nil
+}
+
+// CheckSampleResult checks an answer to a sampling request: a
+// CreateMessageResult, with a role and content.
+func CheckSampleResult(raw json.RawMessage) error {
+	var r struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return fmt.Errorf("not a CreateMessageResult: %w", err)
+	}
+	if r.Role == "" || len(r.Content) == 0 || string(r.Content) == "null" {
+		return errors.New("a sampling result (CreateMessageResult) has a role and content")
+	}
+	return nil
+}
+
+// CheckRootsResult checks an answer to roots/list: a ListRootsResult, a
+// list of roots each with a file:// URI.
+func CheckRootsResult(raw json.RawMessage) error {
+	var r struct {
+		Roots []struct {
+			URI string `json:"uri"`
+		} `json:"roots"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return fmt.Errorf("not a ListRootsResult: %w", err)
+	}
+	if r.Roots == nil {
+		return errors.New("a roots result (ListRootsResult) has a list of roots")
+	}
+	for _, root := range r.Roots {
+		if !strings.HasPrefix(root.URI, "file://") {
+			return fmt.Errorf("root %q: a root's uri is a file:// URI", root.URI)
+		}
+	}
+	return nil
+}
+
+// CheckAnswer checks an answer to a question of method (an Elicitation's
+// Method) for the shape of its result.
+func CheckAnswer(method string, raw json.RawMessage) error {
+	switch method {
+	case MethodSample:
+		return CheckSampleResult(raw)
+	case MethodRoots:
+		return CheckRootsResult(raw)
+	}
+	return CheckElicitResult(raw)
 }

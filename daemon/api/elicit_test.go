@@ -66,3 +66,53 @@ func TestElicitFields(t *testing.T) {
 		}
 	}
 }
+
+// An answer is checked for the shape of the question's result.
+func TestCheckResults(t *testing.T) {
+	for raw, ok := range map[string]bool{
+		`{"action":"accept","content":{"name":"Ada"}}`: true,
+		`{"action":"decline"}`:                         true,
+		`{"action":"cancel","content":null}`:           true,
+		`12345`:                                        false,
+		`{"action":"maybe"}`:                           false,
+		`{"action":"accept","content":[1]}`:            false,
+		`{}`:                                           false,
+	} {
+		if err := CheckElicitResult(json.RawMessage(raw)); (err == nil) != ok {
+			t.Errorf("elicitation %s: %v", raw, err)
+		}
+	}
+	for raw, ok := range map[string]bool{
+		`{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"m"}`: true,
+		`{"role":"assistant","content":[{"type":"text","text":"Paris"}]}`:           true,
+		`{"role":"assistant"}`:        false,
+		`{"content":{"type":"text"}}`: false,
+		`{"action":"accept"}`:         false,
+		`"Paris"`:                     false,
+	} {
+		if err := CheckSampleResult(json.RawMessage(raw)); (err == nil) != ok {
+			t.Errorf("sampling %s: %v", raw, err)
+		}
+	}
+}
+
+// A roots answer is a list of file:// roots; an answer is checked for the
+// shape of what its question asked.
+func TestCheckRootsResult(t *testing.T) {
+	for raw, ok := range map[string]bool{
+		`{"roots":[{"uri":"file:///src","name":"src"}]}`: true,
+		`{"roots":[]}`: true,
+		`{}`:           false,
+		`{"roots":[{"uri":"https://example.com"}]}`: false,
+		`[1]`: false,
+	} {
+		if err := CheckRootsResult(json.RawMessage(raw)); (err == nil) != ok {
+			t.Errorf("roots %s: %v", raw, err)
+		}
+	}
+	if CheckAnswer(MethodRoots, json.RawMessage(`{"action":"accept"}`)) == nil ||
+		CheckAnswer("", json.RawMessage(`{"roots":[]}`)) == nil ||
+		CheckAnswer(MethodSample, json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"x"}}`)) != nil {
+		t.Error("CheckAnswer does not check by method")
+	}
+}

@@ -33,8 +33,10 @@ type serveReport struct {
 			Message string `json:"message"`
 		} `json:"error"`
 	} `json:"steps"`
-	Notifications []string `json:"notifications"`
-	Elicitations  []string `json:"elicitations"`
+	Notifications []string          `json:"notifications"`
+	Elicitations  []string          `json:"elicitations"`
+	Samples       []json.RawMessage `json:"samples"`
+	RootsAsked    int               `json:"rootsAsked"`
 	Progress      []struct {
 		Progress    float64 `json:"progress"`
 		Total       float64 `json:"total"`

@@ -45,6 +45,9 @@ type host2026Report struct {
 		} `json:"error"`
 	} `json:"results"`
 	Elicitations []json.RawMessage `json:"elicitations"`
+	Samples      []json.RawMessage `json:"samples"`
+	RootsAsked   int               `json:"rootsAsked"`
+	ToolCalls    int               `json:"toolCalls"`
 	Progress     []struct {
 		Progress    float64 `json:"progress"`
 		Total       float64 `json:"total"`

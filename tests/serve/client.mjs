@@ -10,6 +10,9 @@
 //   "url": "http://127.0.0.1:PORT/mcp", "headers": {...},           // http
 //   "elicit": "accept" | "decline" | {"action", "content"} | undefined,  // declare elicitation and answer so
 //                                     // ("accept": {confirm: true}; an object: itself)
+//   "sample": {CreateMessageResult} | "refuse" | undefined,  // declare sampling and answer so
+//                                     // ("refuse": a JSON-RPC error)
+//   "roots": [{"uri", "name"}] | undefined,  // declare roots and list these
 //   "steps": [ {"op": "listTools"} | {"op": "call", "name", "arguments"} |
 //              {"op": "listResources"} | {"op": "listResourceTemplates"} |
 //              {"op": "readResource", "uri"} | {"op": "listPrompts"} |
@@ -19,7 +22,7 @@
 // }
 // A "call" step with "progress": true asks for progress notifications.
 // report: {"steps": [{"op", "result"} | {"op", "error": {"code", "message"}}], "notifications": [methods],
-//          "elicitations": [messages], "progress": [progress notifications' params, with "step" (the
+//          "elicitations": [messages], "samples": [sampling requests' params], "rootsAsked": n, "progress": [progress notifications' params, with "step" (the
 //          index of the call step) and "afterResult" (true if it came after the call's result)],
 //          "logs": [notifications/message params],
 //          "wireProgress": [the same, as read from the transport, before the SDK handles them]}
@@ -37,14 +40,29 @@ const sdk = (p) => import(require.resolve("@modelcontextprotocol/sdk/" + p));
 const { Client } = await sdk("client/index.js");
 const { StdioClientTransport } = await sdk("client/stdio.js");
 const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
-const { ElicitRequestSchema, ResultSchema } = await sdk("types.js");
+const { ElicitRequestSchema, CreateMessageRequestSchema, ListRootsRequestSchema, McpError, ResultSchema } = await sdk("types.js");
 
 const plan = JSON.parse(process.argv[2]);
-const report = { steps: [], notifications: [], elicitations: [], progress: [], logs: [], wireProgress: [] };
+const report = { steps: [], notifications: [], elicitations: [], samples: [], rootsAsked: 0, progress: [], logs: [], wireProgress: [] };
 const waiters = [];
 
 const capabilities = plan.elicit ? { elicitation: { form: {}, url: {} } } : {};
+if (plan.sample) capabilities.sampling = {};
+if (plan.roots) capabilities.roots = {};
 const client = new Client({ name: "mcpx-serve-test", version: "1.0.0" }, { capabilities });
+if (plan.roots) {
+  client.setRequestHandler(ListRootsRequestSchema, async () => {
+    report.rootsAsked++;
+    return { roots: plan.roots };
+  });
+}
+if (plan.sample) {
+  client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+    report.samples.push(req.params);
+    if (plan.sample === "refuse") throw new McpError(-1, "the user refused to sample");
+    return plan.sample;
+  });
+}
 client.fallbackNotificationHandler = async (n) => {
   report.notifications.push(n.method);
   if (n.method === "notifications/message") report.logs.push(n.params);

@@ -9,8 +9,11 @@
 //
 // plan: {"url": "http://127.0.0.1:PORT/mcp/NS", "headers": {...},
 //        "elicit": {"action": "accept", "content": {...}} | undefined,  // declare elicitation and answer so
+//        "sample": {CreateMessageResult} | undefined,  // declare sampling and answer so
+//        "roots": [{"uri", "name"}] | undefined,  // declare roots and list these
 //        "calls": [{"name", "arguments", "progress": bool}]}   // progress: ask for progress notifications
-// report: {"protocolVersion", "results": [{"result"} | {"error"}], "elicitations": [params],
+// report: {"protocolVersion", "results": [{"result"} | {"error"}], "elicitations": [params], "samples": [params], "rootsAsked": n,
+//          "toolCalls": n (tools/call requests sent, each round one),
 //          "progress": [progress params, with "call" (its index) and "afterResult"]}
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
@@ -21,8 +24,10 @@ const require = createRequire(path.join(here, "..", "npm", "package.json"));
 const { Client, StreamableHTTPClientTransport } = await import(require.resolve("@modelcontextprotocol/client"));
 
 const plan = JSON.parse(process.argv[2]);
-const report = { results: [], elicitations: [], progress: [] };
+const report = { results: [], elicitations: [], samples: [], rootsAsked: 0, toolCalls: 0, progress: [] };
 const capabilities = plan.elicit ? { elicitation: { form: {}, url: {} } } : {};
+if (plan.sample) capabilities.sampling = {};
+if (plan.roots) capabilities.roots = {};
 const client = new Client({ name: "mcpx-serve-test-2026", version: "1.0.0" }, { capabilities, versionNegotiation: { mode: { pin: "2026-07-28" } } });
 if (plan.elicit) {
   client.setRequestHandler("elicitation/create", async (req) => {
@@ -30,7 +35,26 @@ if (plan.elicit) {
     return plan.elicit;
   });
 }
-const transport = new StreamableHTTPClientTransport(new URL(plan.url), { requestInit: { headers: plan.headers || {} } });
+if (plan.roots) {
+  client.setRequestHandler("roots/list", async () => {
+    report.rootsAsked++;
+    return { roots: plan.roots };
+  });
+}
+if (plan.sample) {
+  client.setRequestHandler("sampling/createMessage", async (req) => {
+    report.samples.push(req.params);
+    return plan.sample;
+  });
+}
+// Counts the tools/call requests on the wire: each round of a call is one.
+const counting = async (url, init) => {
+  try {
+    if (typeof init?.body === "string" && JSON.parse(init.body).method === "tools/call") report.toolCalls++;
+  } catch {}
+  return fetch(url, init);
+};
+const transport = new StreamableHTTPClientTransport(new URL(plan.url), { requestInit: { headers: plan.headers || {} }, fetch: counting });
 try {
   await client.connect(transport);
   report.protocolVersion = client.protocolVersion ?? transport.protocolVersion ?? null;

@@ -51,6 +51,9 @@ func AppendCallRequest(b []byte, r *CallRequest) ([]byte, error) {
 	b = appendTrue(b, "task", r.Task)
 	b = appendTrue(b, "detach", r.Detach)
 	b = appendNonEmpty(b, "elicit", r.Elicit)
+	b = appendTrue(b, "sample", r.Sample)
+	b = appendTrue(b, "roots", r.Roots)
+	b = appendTrue(b, "relay", r.Relay)
 	return append(b, '}'), nil
 }
 

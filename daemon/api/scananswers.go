@@ -251,7 +251,7 @@ func DecodeCallRequest(data []byte) (*CallRequest, error) {
 }
 
 var (
-	callRequestFields = []string{"namespace", "tool", "arguments", "pairs", "noValidate", "raw", "stream", "noStatus", "session", "cwd", "confirmed", "task", "detach", "elicit"}
+	callRequestFields = []string{"namespace", "tool", "arguments", "pairs", "noValidate", "raw", "stream", "noStatus", "session", "cwd", "confirmed", "task", "detach", "elicit", "sample", "roots", "relay"}
 	argPairFields     = []string{"key", "value", "json"}
 )
 
@@ -302,6 +302,12 @@ func readCallRequest(s string, r *CallRequest) error {
 			return readBool(v, &r.Detach)
 		case "elicit":
 			return readString(v, &r.Elicit)
+		case "sample":
+			return readBool(v, &r.Sample)
+		case "roots":
+			return readBool(v, &r.Roots)
+		case "relay":
+			return readBool(v, &r.Relay)
 		}
 		return unknownKey(key, callRequestFields...)
 	}))

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/client/h1"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
@@ -84,34 +85,19 @@ func (c *Client) CallStreamWith(ctx context.Context, req api.CallRequest, h Stre
 	defer cancel()
 	// Questions asked together are answered at once, each on its own; they
 	// end with the call (after its connection is released).
-	var together sync.WaitGroup
-	defer func() { cancel(); together.Wait() }()
-	unbounded := false // the bound stopped for good (questions asked together)
-	// The bound, which stops while a person answers an elicitation.
-	bound := c.callBound(req.Namespace)
+	b := &streamBound{bound: c.callBound(req.Namespace)}
+	defer func() { cancel(); b.together.Wait() }()
 	var timedOut atomic.Bool
-	timer := time.AfterFunc(bound, func() { timedOut.Store(true); cancel() })
-	defer timer.Stop()
-	cn, resp, err := c.send(parent, withBound(ctx, bound), "POST", path, path, req)
+	b.timer = time.AfterFunc(b.bound, func() { timedOut.Store(true); cancel() })
+	defer b.timer.Stop()
+	cn, resp, err := c.send(parent, withBound(ctx, b.bound), "POST", path, path, req)
 	if err != nil {
 		return nil, err
 	}
 	stop := context.AfterFunc(ctx, func() { cn.Close() })
 	defer c.release(cn, resp, stop)
-	if resp.Status < 200 || resp.Status > 299 {
-		data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-		if err != nil {
-			return nil, fmt.Errorf("POST %s: read answer: %w: %w", path, ErrDaemonUnavailable, err)
-		}
-		return nil, apiError("POST", path, resp.Status, data)
-	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header["content-type"]); mt != api.ContentTypeNDJSON {
-		// A daemon that does not stream answers the plain document.
-		var r api.CallResponse
-		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-			return nil, fmt.Errorf("POST %s: decode answer: %w", path, err)
-		}
-		return &r, nil
+	if r, plain, err := plainCallAnswer(resp); plain {
+		return r, err
 	}
 	rd := bufio.NewReader(resp.Body)
 	for {
@@ -129,43 +115,78 @@ func (c *Client) CallStreamWith(ctx context.Context, req api.CallRequest, h Stre
 				return f.Result, nil
 			case f.Error != nil:
 				return nil, &APIError{Body: *f.Error}
-			case f.Elicit != nil && (f.Elicit.Of > 1 || unbounded):
-				// Questions asked together: the caller gets them all
-				// before it answers any (a relay's host, asked for the
-				// round whole), and the daemon bounds the wait from the
-				// first on.
-				if unbounded || timer.Stop() {
-					unbounded = true
-					e := *f.Elicit
-					if e.Of > 1 {
-						together.Go(func() { c.answerElicitation(ctx, e, h) })
-					} else {
-						c.answerElicitation(ctx, e, h)
-					}
-				}
 			case f.Elicit != nil:
-				if timer.Stop() {
-					start := time.Now()
-					c.answerElicitation(ctx, *f.Elicit, h)
-					bound -= time.Since(start) // what was left when the frame came
-					timer.Reset(max(bound, 0))
-				}
+				c.elicitFrame(ctx, *f.Elicit, h, b)
 			case h.Frame != nil:
 				h.Frame(f)
 			}
 		}
 		if err != nil {
-			if parent.Err() != nil {
+			switch {
+			case parent.Err() != nil:
 				return nil, fmt.Errorf("POST %s: %w", path, parent.Err())
-			}
-			if timedOut.Load() {
+			case timedOut.Load():
 				return nil, fmt.Errorf("POST %s on %s: %w: no answer within %s", path, c.socket, ErrDaemonUnavailable, c.callBound(req.Namespace))
-			}
-			if errors.Is(err, io.EOF) {
+			case errors.Is(err, io.EOF):
 				err = io.ErrUnexpectedEOF
 			}
 			return nil, fmt.Errorf("POST %s: the answer ended before the result: %w: %w", path, ErrDaemonUnavailable, err)
 		}
+	}
+}
+
+// streamBound is a streamed call's bound, which stops while a person
+// answers an elicitation, and for good once questions come together.
+type streamBound struct {
+	timer     *time.Timer
+	bound     time.Duration // what is left of it
+	unbounded bool          // stopped for good (questions asked together)
+	together  sync.WaitGroup
+}
+
+// plainCallAnswer reads an answer to a streamed call that is not a stream:
+// an error status, or the plain document of a daemon that does not stream.
+// plain is false for a stream, which the caller reads.
+func plainCallAnswer(resp *h1.Response) (r *api.CallResponse, plain bool, err error) {
+	const path = api.PathCall
+	if resp.Status < 200 || resp.Status > 299 {
+		data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+		if err != nil {
+			return nil, true, fmt.Errorf("POST %s: read answer: %w: %w", path, ErrDaemonUnavailable, err)
+		}
+		return nil, true, apiError("POST", path, resp.Status, data)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header["content-type"]); mt != api.ContentTypeNDJSON {
+		var r api.CallResponse
+		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+			return nil, true, fmt.Errorf("POST %s: decode answer: %w", path, err)
+		}
+		return &r, true, nil
+	}
+	return nil, false, nil
+}
+
+// elicitFrame answers the question of an elicit frame through h, with the
+// call's bound stopped meanwhile. Questions asked together (e.Of > 1)
+// reach the caller all before it answers any (a relay's host, asked for
+// the round whole), and the daemon bounds the wait from the first on.
+func (c *Client) elicitFrame(ctx context.Context, e api.Elicitation, h StreamHooks, b *streamBound) {
+	if e.Of > 1 || b.unbounded {
+		if b.unbounded || b.timer.Stop() {
+			b.unbounded = true
+			if e.Of > 1 {
+				b.together.Go(func() { c.answerElicitation(ctx, e, h) })
+			} else {
+				c.answerElicitation(ctx, e, h)
+			}
+		}
+		return
+	}
+	if b.timer.Stop() {
+		start := time.Now()
+		c.answerElicitation(ctx, e, h)
+		b.bound -= time.Since(start) // what was left when the frame came
+		b.timer.Reset(max(b.bound, 0))
 	}
 }
 

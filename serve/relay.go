@@ -101,6 +101,7 @@ func (f *front) requestSession(ctx context.Context, e api.Elicitation) (json.Raw
 		if err := json.Unmarshal(e.Params, &p); err != nil {
 			return nil, fmt.Errorf("read the sampling request of %s: %w", e.Namespace, err)
 		}
+		//lint:ignore SA1019 deprecated only from 2026-07-28; a 2025-11-25 host samples this way
 		res, err = f.mcp.RequestSampling(ctx, mcp.CreateMessageRequest{
 			Request: mcp.Request{Method: string(mcp.MethodSamplingCreateMessage)}, CreateMessageParams: p})
 	case api.MethodRoots:
@@ -241,69 +242,14 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 	var p *parked
 	var used []string // the keys of the answers given to p's questions
 	if mrt.RequestState != "" {
-		if p = f.parked.take(mrt.RequestState); p != nil && p.tool != req.Namespace+"."+req.Tool {
-			p.cancel() // the state was sent with another tool's call
-			p = nil
-		}
-		if p == nil {
-			return nil, nil, fmt.Errorf("resume the call of %s.%s: %w (a requestState serves once, within %s)", req.Namespace, req.Tool, ErrUnknownRequestState, parkWait)
-		}
-		var answered, missing []held
-		for _, h := range p.held {
-			if _, ok := mrt.InputResponses[h.key]; ok {
-				answered = append(answered, h)
-			} else {
-				missing = append(missing, h)
-			}
-		}
-		if len(answered) == 0 {
-			// Not answered: asked again, under a new state.
-			return nil, f.inputRequired(p), nil
-		}
-		raws := make([]json.RawMessage, len(answered))
-		for i, h := range answered {
-			raw, err := json.Marshal(mrt.InputResponses[h.key])
-			if err == nil {
-				err = api.CheckAnswer(h.q.e.Method, raw)
-			}
-			if err != nil {
-				p.cancel()
-				return nil, nil, fmt.Errorf("resume the call of %s.%s: inputResponses[%q]: %w: %w", req.Namespace, req.Tool, h.key, ErrBadInputResponse, err)
-			}
-			raws[i] = raw
-		}
-		for i, h := range answered {
-			h.q.answer <- raws[i]
-			used = append(used, h.key)
-		}
-		if p.held = missing; len(missing) > 0 {
-			// Answered in part: the rest asked again.
-			return nil, f.inputRequired(p), nil
+		var again *mcp.CallToolResult
+		var err error
+		if p, used, again, err = f.resume(req, mrt); p == nil || again != nil || err != nil {
+			return nil, again, err
 		}
 		p.fw.Store(fw)
 	} else {
-		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		p = &parked{tool: req.Namespace + "." + req.Tool, asks: make(chan question), done: make(chan finished, 1), cancel: cancel}
-		p.fw.Store(fw)
-		hooks := client.StreamHooks{
-			Frame: func(fr api.StreamFrame) {
-				if fw := p.fw.Load(); fw != nil {
-					fw.frame(fr)
-				}
-			},
-			Elicit: func(ctx context.Context, e api.Elicitation) json.RawMessage {
-				if a, err := p.ask(ctx, e); err == nil {
-					return a
-				}
-				return api.ElicitResult(api.ActionCancel, nil)
-			},
-			Request: p.ask,
-		}
-		go func() {
-			defer cancel()
-			resp, err := c.CallStreamWith(cctx, req, hooks)
-			p.done <- finished{resp, err}
-		}()
+		p = startParked(ctx, c, req, fw)
 	}
 	// Answers the host sent that no question of this round asked for
 	// are kept for the questions to come (a host may answer ahead, as to
@@ -316,6 +262,88 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 		delete(given, k)
 	}
 	p.held = nil
+	return f.awaitRound(ctx, p, req, given)
+}
+
+// resume gives the parked call of mrt.RequestState the host's answers to
+// its questions. It returns the call to follow with the keys of the
+// answers used, or the input_required result asking again what is still
+// unanswered (again), or an error (an unknown state, a bad answer).
+func (f *front) resume(req api.CallRequest, mrt mcp.MultiRoundTripParams) (p *parked, used []string, again *mcp.CallToolResult, err error) {
+	if p = f.parked.take(mrt.RequestState); p != nil && p.tool != req.Namespace+"."+req.Tool {
+		p.cancel() // the state was sent with another tool's call
+		p = nil
+	}
+	if p == nil {
+		return nil, nil, nil, fmt.Errorf("resume the call of %s.%s: %w (a requestState serves once, within %s)", req.Namespace, req.Tool, ErrUnknownRequestState, parkWait)
+	}
+	var answered, missing []held
+	for _, h := range p.held {
+		if _, ok := mrt.InputResponses[h.key]; ok {
+			answered = append(answered, h)
+		} else {
+			missing = append(missing, h)
+		}
+	}
+	if len(answered) == 0 {
+		// Not answered: asked again, under a new state.
+		return p, nil, f.inputRequired(p), nil
+	}
+	raws := make([]json.RawMessage, len(answered))
+	for i, h := range answered {
+		raw, err := json.Marshal(mrt.InputResponses[h.key])
+		if err == nil {
+			err = api.CheckAnswer(h.q.e.Method, raw)
+		}
+		if err != nil {
+			p.cancel()
+			return nil, nil, nil, fmt.Errorf("resume the call of %s.%s: inputResponses[%q]: %w: %w", req.Namespace, req.Tool, h.key, ErrBadInputResponse, err)
+		}
+		raws[i] = raw
+	}
+	for i, h := range answered {
+		h.q.answer <- raws[i]
+		used = append(used, h.key)
+	}
+	if p.held = missing; len(missing) > 0 {
+		// Answered in part: the rest asked again.
+		return p, used, f.inputRequired(p), nil
+	}
+	return p, used, nil, nil
+}
+
+// startParked starts req as a call detached from the host's request (which
+// ends with the round), whose questions come to the parked call's asks.
+func startParked(ctx context.Context, c *client.Client, req api.CallRequest, fw *forwarder) *parked {
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	p := &parked{tool: req.Namespace + "." + req.Tool, asks: make(chan question), done: make(chan finished, 1), cancel: cancel}
+	p.fw.Store(fw)
+	hooks := client.StreamHooks{
+		Frame: func(fr api.StreamFrame) {
+			if fw := p.fw.Load(); fw != nil {
+				fw.frame(fr)
+			}
+		},
+		Elicit: func(ctx context.Context, e api.Elicitation) json.RawMessage {
+			if a, err := p.ask(ctx, e); err == nil {
+				return a
+			}
+			return api.ElicitResult(api.ActionCancel, nil)
+		},
+		Request: p.ask,
+	}
+	go func() {
+		defer cancel()
+		resp, err := c.CallStreamWith(cctx, req, hooks)
+		p.done <- finished{resp, err}
+	}()
+	return p
+}
+
+// awaitRound follows the call p until it ends, or until the round of
+// questions in progress is whole and some are not answered by given: the
+// host is then asked them with an input_required result.
+func (f *front) awaitRound(ctx context.Context, p *parked, req api.CallRequest, given map[string]mcp.InputResponse) (*api.CallResponse, *mcp.CallToolResult, error) {
 	need := 0 // questions of the round in progress still to come
 	for {
 		select {

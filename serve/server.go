@@ -278,14 +278,7 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 	req := api.CallRequest{Namespace: ns, Tool: tool, Arguments: raw, Session: sessionOf(ctx), Cwd: s.opts.Dir, NoStatus: true,
 		Detach: token != nil && taskSupport(e.def) == "required"}
 	name := ns + "." + tool
-	fw := &forwarder{srv: f.mcp, ctx: ctx, token: token}
-	fw.write, _ = ctx.Value(directWriteKey{}).(func([]byte) error)
-	if fw.write == nil {
-		fw.write = directWriter(ctx)
-	}
-	if f.ns == "" {
-		fw.logger = ns // the host sees one server where there are many
-	}
+	fw := f.newForwarder(ctx, ns, token)
 	defer fw.flush()
 	host := hostAnswers(ctx)
 	modern, elicits, asks := host.modern, host.elicits, host.asks()
@@ -293,20 +286,7 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 	if a, ok := mrt.InputResponses[confirmKey]; ok && modern && elicits {
 		confirmAnswer = &a
 	}
-	hooks := client.StreamHooks{Frame: fw.frame}
-	// A 2026-07-28 server is told what the host answers, and asks the
-	// host through serve.
-	req.Relay = !req.Detach
-	if asks && !req.Detach {
-		if elicits {
-			req.Elicit = api.ElicitAsk
-			hooks.Elicit = f.askSession
-		}
-		req.Sample, req.Roots = host.samples, host.roots
-		if req.Sample || req.Roots {
-			hooks.Request = f.requestSession
-		}
-	}
+	hooks := f.relayHooks(&req, host, fw)
 	for {
 		var resp *api.CallResponse
 		var err error
@@ -328,18 +308,8 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 		}
 		var ae *client.APIError
 		if errors.As(err, &ae) && ae.Code() == api.CodeConfirmation && !req.Confirmed {
-			var ok bool
-			var why string
-			if modern && elicits {
-				var ask *mcp.CallToolResult
-				if ok, why, ask = confirmRound(name, ae.Error(), confirmAnswer); ask != nil {
-					return ask, nil
-				}
-			} else {
-				ok, why = f.confirm(ctx, name, ae.Error())
-			}
-			if !ok {
-				return mcp.NewToolResultError(why), nil
+			if ask := f.confirmCall(ctx, name, ae.Error(), modern && elicits, confirmAnswer); ask != nil {
+				return ask, nil
 			}
 			req.Confirmed = true
 			continue
@@ -356,6 +326,60 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 		}
 		return toolResult(resp, prefix), nil
 	}
+}
+
+// newForwarder is the forwarder of a call's notifications to the host.
+func (f *front) newForwarder(ctx context.Context, ns string, token mcp.ProgressToken) *forwarder {
+	fw := &forwarder{srv: f.mcp, ctx: ctx, token: token}
+	fw.write, _ = ctx.Value(directWriteKey{}).(func([]byte) error)
+	if fw.write == nil {
+		fw.write = directWriter(ctx)
+	}
+	if f.ns == "" {
+		fw.logger = ns // the host sees one server where there are many
+	}
+	return fw
+}
+
+// relayHooks sets in req what the host answers and returns the hooks that
+// ask it: a 2026-07-28 server is told what the host answers, and asks the
+// host through serve.
+func (f *front) relayHooks(req *api.CallRequest, host hostCaps, fw *forwarder) client.StreamHooks {
+	hooks := client.StreamHooks{Frame: fw.frame}
+	req.Relay = !req.Detach
+	if host.asks() && !req.Detach {
+		if host.elicits {
+			req.Elicit = api.ElicitAsk
+			hooks.Elicit = f.askSession
+		}
+		req.Sample, req.Roots = host.samples, host.roots
+		if req.Sample || req.Roots {
+			hooks.Request = f.requestSession
+		}
+	}
+	return hooks
+}
+
+// confirmCall asks the host whether to run the destructive tool name: a
+// 2026-07-28 host that elicits (byRound) with an input_required round
+// (answer: its answer to it, if it sent one), any other through its
+// session. It returns nil when the call may run; else the result to give
+// the host: the round's question, or why the call was not run.
+func (f *front) confirmCall(ctx context.Context, name, reason string, byRound bool, answer *mcp.InputResponse) *mcp.CallToolResult {
+	var ok bool
+	var why string
+	if byRound {
+		var ask *mcp.CallToolResult
+		if ok, why, ask = confirmRound(name, reason, answer); ask != nil {
+			return ask
+		}
+	} else {
+		ok, why = f.confirm(ctx, name, reason)
+	}
+	if !ok {
+		return mcp.NewToolResultError(why)
+	}
+	return nil
 }
 
 // followTask reports a task's status changes to the host as progress until

@@ -308,8 +308,8 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 		}
 		var ae *client.APIError
 		if errors.As(err, &ae) && ae.Code() == api.CodeConfirmation && !req.Confirmed {
-			if ask := f.confirmCall(ctx, name, ae.Error(), modern && elicits, confirmAnswer); ask != nil {
-				return ask, nil
+			if res := f.confirmCall(ctx, name, ae.Error(), modern && elicits, confirmAnswer); res != nil {
+				return res, nil // the host is asked, or said no
 			}
 			req.Confirmed = true
 			continue

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/mcpx-dev/mcpx/config/hosts"
+	"github.com/mcpx-dev/mcpx/internal/owner"
 )
 
 // Getenv looks up a variable; os.Getenv-shaped so tests can inject one.
@@ -199,7 +200,7 @@ func CheckConfigFile(p string) (string, error) {
 		return "", unreadable(err)
 	}
 	if !fi.Mode().IsRegular() {
-		return "", &configFileError{msg: "is " + FileKind(fi.Mode()) + ", not a regular file; mcpx reads its config only from regular files",
+		return "", &configFileError{msg: "is " + owner.FileKind(fi.Mode()) + ", not a regular file; mcpx reads its config only from regular files",
 			kinds: []error{ErrNotRegular}}
 	}
 	return real, nil
@@ -214,28 +215,6 @@ type configFileError struct {
 
 func (e *configFileError) Error() string   { return e.msg }
 func (e *configFileError) Unwrap() []error { return e.kinds }
-
-// FileKind names the type of a file mode for messages ("a FIFO (named
-// pipe)", "a directory", ...).
-func FileKind(m fs.FileMode) string {
-	switch t := m.Type(); {
-	case t == 0:
-		return "a regular file"
-	case t&fs.ModeDir != 0:
-		return "a directory"
-	case t&fs.ModeNamedPipe != 0:
-		return "a FIFO (named pipe)"
-	case t&fs.ModeSocket != 0:
-		return "a socket"
-	case t&fs.ModeCharDevice != 0:
-		return "a character device"
-	case t&fs.ModeDevice != 0:
-		return "a block device"
-	case t&fs.ModeSymlink != 0:
-		return "a symlink"
-	}
-	return "a special file"
-}
 
 // readableFile resolves p through symlinks and reports whether it is a
 // regular file this process can open. The open is non-blocking, so a FIFO

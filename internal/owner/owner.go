@@ -91,7 +91,7 @@ func (e *Error) Error() string {
 		if e.Want == fs.ModeDir {
 			want = "a directory"
 		}
-		return fmt.Sprintf("%s is not %s (%s)", subject, want, kind(e.Mode))
+		return fmt.Sprintf("%s is not %s (%s)", subject, want, FileKind(e.Mode))
 	}
 }
 
@@ -253,17 +253,20 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// kind says what a path of mode m is.
-func kind(m fs.FileMode) string {
+// FileKind says what a path of mode m is, for messages ("a FIFO (named
+// pipe)", "a directory", ...).
+func FileKind(m fs.FileMode) string {
 	switch t := m.Type(); {
 	case t&fs.ModeSymlink != 0:
 		return "a symbolic link"
 	case t&fs.ModeNamedPipe != 0:
-		return "a FIFO"
+		return "a FIFO (named pipe)"
 	case t&fs.ModeSocket != 0:
 		return "a socket"
+	case t&fs.ModeCharDevice != 0:
+		return "a character device"
 	case t&fs.ModeDevice != 0:
-		return "a device"
+		return "a block device"
 	case t.IsDir():
 		return "a directory"
 	case t == 0:

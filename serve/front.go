@@ -298,16 +298,12 @@ func namespaceContent(ns string, c mcp.Content) mcp.Content {
 		v.Resource = namespaceContents(ns, v.Resource)
 		return v
 	case *mcp.EmbeddedResource:
-		e := *v
-		e.Resource = namespaceContents(ns, e.Resource)
-		return e
+		return namespaceContent(ns, *v)
 	case mcp.ResourceLink:
 		v.URI = resourceURI(ns, v.URI)
 		return v
 	case *mcp.ResourceLink:
-		l := *v
-		l.URI = resourceURI(ns, l.URI)
-		return l
+		return namespaceContent(ns, *v)
 	}
 	return c
 }
@@ -319,16 +315,12 @@ func namespaceContents(ns string, c mcp.ResourceContents) mcp.ResourceContents {
 		v.URI = resourceURI(ns, v.URI)
 		return v
 	case *mcp.TextResourceContents:
-		t := *v
-		t.URI = resourceURI(ns, t.URI)
-		return t
+		return namespaceContents(ns, *v)
 	case mcp.BlobResourceContents:
 		v.URI = resourceURI(ns, v.URI)
 		return v
 	case *mcp.BlobResourceContents:
-		b := *v
-		b.URI = resourceURI(ns, b.URI)
-		return b
+		return namespaceContents(ns, *v)
 	}
 	return c
 }

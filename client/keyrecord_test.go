@@ -13,19 +13,7 @@ import (
 // daemon started by launchd or systemd reads it; a value the daemon would
 // refuse is a configuration error before anything starts.
 func TestRuntimeKeyRecordCarriesTheTokenStore(t *testing.T) {
-	base := t.TempDir()
-	env := map[string]string{
-		"HOME":            filepath.Join(base, "home"),
-		"XDG_RUNTIME_DIR": filepath.Join(base, "run"),
-		"XDG_STATE_HOME":  filepath.Join(base, "state"),
-		"XDG_CACHE_HOME":  filepath.Join(base, "cache"),
-		"XDG_CONFIG_HOME": filepath.Join(base, "config"),
-	}
-	for _, d := range []string{"home", "run", "work"} {
-		if err := os.MkdirAll(filepath.Join(base, d), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
+	base, env := hermeticTree(t, "work")
 	for _, tc := range []struct{ value, want string }{{"keyring", "keyring"}, {"", ""}, {"file", "file"}} {
 		env[config.EnvTokenStore] = tc.value
 		c, err := New(Options{Dir: filepath.Join(base, "work"), Getenv: func(k string) string { return env[k] }, Self: "/bin/true"})
@@ -49,4 +37,25 @@ func TestRuntimeKeyRecordCarriesTheTokenStore(t *testing.T) {
 	if err := c.prepare(); !errors.As(err, &ce) {
 		t.Fatalf("MCPX_TOKEN_STORE=vault: %v, want a *ConfigError", err)
 	}
+}
+
+// hermeticTree makes a temporary tree with home, run and dirs (relative
+// to it) and returns it with the environment whose HOME and XDG
+// directories point into it.
+func hermeticTree(t *testing.T, dirs ...string) (string, map[string]string) {
+	t.Helper()
+	base := t.TempDir()
+	env := map[string]string{
+		"HOME":            filepath.Join(base, "home"),
+		"XDG_RUNTIME_DIR": filepath.Join(base, "run"),
+		"XDG_STATE_HOME":  filepath.Join(base, "state"),
+		"XDG_CACHE_HOME":  filepath.Join(base, "cache"),
+		"XDG_CONFIG_HOME": filepath.Join(base, "config"),
+	}
+	for _, d := range append([]string{"home", "run"}, dirs...) {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return base, env
 }

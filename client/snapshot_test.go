@@ -14,20 +14,8 @@ import (
 // write, and rewrites them as soon as anything differs: a variable's
 // value, a record removed, the token store.
 func TestSnapshotKeepsRecordsCurrent(t *testing.T) {
-	base := t.TempDir()
-	env := map[string]string{
-		"HOME":            filepath.Join(base, "home"),
-		"XDG_RUNTIME_DIR": filepath.Join(base, "run"),
-		"XDG_STATE_HOME":  filepath.Join(base, "state"),
-		"XDG_CACHE_HOME":  filepath.Join(base, "cache"),
-		"XDG_CONFIG_HOME": filepath.Join(base, "config"),
-		"TOKEN":           "one",
-	}
-	for _, d := range []string{"home", "run", "work", "config/mcpx"} {
-		if err := os.MkdirAll(filepath.Join(base, d), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
+	base, env := hermeticTree(t, "work", "config/mcpx")
+	env["TOKEN"] = "one"
 	if err := os.WriteFile(filepath.Join(base, "config", "mcpx", "config.json"), []byte(`{"mcpServers": {"a": {"command": "x", "env": {"T": "${TOKEN}"}}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}

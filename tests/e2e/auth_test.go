@@ -286,11 +286,7 @@ func TestOAuthDeviceLogin(t *testing.T) {
 	e := NewEnv(t)
 	fx := startOAuthFixture(t)
 	e.WriteFile(filepath.Join(e.Home, ".config", "mcpx", "config.json"), fmt.Sprintf(`{"mcpServers": {"remote": {"url": %s}}}`, jsonString(fx.URL)))
-	browser := e.WriteFile("browser.sh", "#!/bin/sh\nexec curl -sS -L -o /dev/null \"$1\"\n")
-	if err := os.Chmod(browser, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	e.Set("BROWSER", browser)
+	followingBrowser(t, e)
 	r := e.Mcpx("login", "--device", "remote")
 	if r.Code != 0 || !strings.Contains(r.Stderr, "enter the code") {
 		t.Fatalf("device login:\n%s", r)
@@ -388,11 +384,7 @@ func TestOAuthListAfterLogin(t *testing.T) {
 	e := NewEnv(t)
 	fx := startOAuthFixture(t)
 	e.WriteFile(filepath.Join(e.Home, ".config", "mcpx", "config.json"), fmt.Sprintf(`{"mcpServers": {"remote": {"url": %s}}}`, jsonString(fx.URL)))
-	browser := e.WriteFile("browser.sh", "#!/bin/sh\nexec curl -sS -L -o /dev/null \"$1\"\n")
-	if err := os.Chmod(browser, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	e.Set("BROWSER", browser)
+	followingBrowser(t, e)
 	for i := range 5 {
 		r := e.Mcpx("--json", "refresh", "remote")
 		var refreshed api.RefreshResponse
@@ -443,11 +435,7 @@ func TestOAuthStepUp(t *testing.T) {
 	e := NewEnv(t)
 	fx := startOAuthFixture(t)
 	e.WriteFile(filepath.Join(e.Home, ".config", "mcpx", "config.json"), fmt.Sprintf(`{"mcpServers": {"remote": {"url": %s}}}`, jsonString(fx.URL)))
-	browser := e.WriteFile("browser.sh", "#!/bin/sh\nexec curl -sS -L -o /dev/null \"$1\"\n")
-	if err := os.Chmod(browser, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	e.Set("BROWSER", browser)
+	browser := followingBrowser(t, e)
 	authState := func() api.AuthStatus {
 		t.Helper()
 		var a api.AuthResponse
@@ -521,4 +509,16 @@ func TestOAuthStepUp(t *testing.T) {
 	asked("mcp", "mcp mcp:write", "mcp mcp:write mcp:admin", "mcp", "mcp mcp:write")
 	e.Set("BROWSER", "")
 	e.MustOK("call", "remote.add_note", "name=m", "text=x")
+}
+
+// followingBrowser sets BROWSER to a script that follows the
+// authorisation URL with curl, as a user logged in everywhere would.
+func followingBrowser(t *testing.T, e *Env) string {
+	t.Helper()
+	browser := e.WriteFile("browser.sh", "#!/bin/sh\nexec curl -sS -L -o /dev/null \"$1\"\n")
+	if err := os.Chmod(browser, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.Set("BROWSER", browser)
+	return browser
 }

@@ -124,13 +124,7 @@ func checkOwnNames(t *testing.T, r serveReport) {
 	if len(read.Contents) != 1 || read.Contents[0].URI != "demo://resource/dynamic/text/7" || !strings.Contains(read.Contents[0].Text, "Resource 7") {
 		t.Errorf("resources/read: %s", r.step(t, 6))
 	}
-	ref := decodeAs[richResult](t, r.step(t, 7))
-	var embedded string
-	for _, c := range ref.Content {
-		if c.Type == "resource" {
-			embedded = c.Resource.URI
-		}
-	}
+	embedded := embeddedURI(decodeAs[richResult](t, r.step(t, 7)))
 	if embedded != "demo://resource/dynamic/text/3" {
 		t.Errorf("embedded resource URI %q, want the server's own: %s", embedded, r.step(t, 7))
 	}
@@ -178,13 +172,7 @@ func TestServeOwnNamesHTTP(t *testing.T) {
 		{"op": "readResource", "uri": "mcpx://everything/demo://resource/dynamic/text/3"},
 		{"op": "call", "name": "everything.get-resource-links", "arguments": map[string]any{"count": 1}},
 	}})
-	ref := decodeAs[richResult](t, r.step(t, 0))
-	var embedded string
-	for _, c := range ref.Content {
-		if c.Type == "resource" {
-			embedded = c.Resource.URI
-		}
-	}
+	embedded := embeddedURI(decodeAs[richResult](t, r.step(t, 0)))
 	if embedded != "mcpx://everything/demo://resource/dynamic/text/3" {
 		t.Errorf("the aggregate's embedded resource URI is %q: %s", embedded, r.step(t, 0))
 	}
@@ -314,4 +302,15 @@ func (h *stdioHost) answer(t *testing.T) map[string]any {
 	}
 	t.Fatalf("serve closed stdout: %v", h.lines.Err())
 	return nil
+}
+
+// embeddedURI is the URI of the (last) embedded resource of a tool result.
+func embeddedURI(res richResult) string {
+	uri := ""
+	for _, c := range res.Content {
+		if c.Type == "resource" {
+			uri = c.Resource.URI
+		}
+	}
+	return uri
 }

@@ -88,9 +88,14 @@ func (e *env) login() *Info {
 
 // initialize posts an MCP initialize through the manager's transport.
 func (e *env) initialize() (int, error) {
+	return e.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+}
+
+// post sends one JSON-RPC message to the server through the manager's
+// round tripper and returns the HTTP status.
+func (e *env) post(body string) (int, error) {
 	hc := &http.Client{Transport: e.m.RoundTripper(e.s, nil)}
-	req, _ := http.NewRequestWithContext(ctxT(e.t), http.MethodPost, e.s.URL, strings.NewReader(
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`))
+	req, _ := http.NewRequestWithContext(ctxT(e.t), http.MethodPost, e.s.URL, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := hc.Do(req)

@@ -2,7 +2,6 @@ package auth
 
 import (
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -28,17 +27,7 @@ func TestScopeSets(t *testing.T) {
 // (outside a session: a status other than 401 and 403 means the request
 // got past authorization).
 func (e *env) callTool(tool string) (int, error) {
-	hc := &http.Client{Transport: e.m.RoundTripper(e.s, nil)}
-	req, _ := http.NewRequestWithContext(ctxT(e.t), http.MethodPost, e.s.URL, strings.NewReader(
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":{}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	resp.Body.Close()
-	return resp.StatusCode, nil
+	return e.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`)
 }
 
 // TestStepUp: a 403 insufficient_scope is an *InsufficientScopeError that

@@ -69,12 +69,16 @@ func (a *App) lsTools(ctx context.Context, cmd invocation, c *client.Client, ns 
 // lsNamespaces is `ls`: the table, then notes on stderr about untrusted,
 // unread and unavailable servers.
 func (a *App) lsNamespaces(ctx context.Context, cmd invocation, c *client.Client) error {
-	r, err := c.Namespaces(ctx)
+	if jsonOut(cmd) {
+		r, err := c.Namespaces(ctx)
+		if err != nil {
+			return err
+		}
+		return writeJSON(a.Stdout, r)
+	}
+	r, err := c.NamespacesBrief(ctx)
 	if err != nil {
 		return err
-	}
-	if jsonOut(cmd) {
-		return writeJSON(a.Stdout, r)
 	}
 	rows := make([][]string, 0, len(r.Namespaces))
 	untrusted := 0

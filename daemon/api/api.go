@@ -211,6 +211,9 @@ type SearchResponse struct {
 	Query   string      `json:"query"`
 	Results []SearchHit `json:"results"`
 	Unread  []string    `json:"unread,omitempty"`
+	// UnreadMore is how many namespaces never read a brief answer
+	// (?brief=1) leaves out of Unread, which then names the first few.
+	UnreadMore int `json:"unreadMore,omitempty"`
 }
 
 // CallRequest is POST /v1/call.

@@ -26,13 +26,15 @@ type Subscription struct {
 // returns once the server holds the subscription (bounded like a call:
 // the server may have to start), or with why not (*APIError, e.g. code
 // subscriptions_not_offered). Cwd defaults to the client's directory.
-// ctx ending closes the subscription.
+// ctx bounds making the subscription; once made, it lasts until Close.
 func (c *Client) Subscribe(ctx context.Context, req api.SubscribeRequest) (*Subscription, error) {
 	if req.Cwd == "" {
 		req.Cwd = c.dir
 	}
 	const path = api.PathSubscribe
-	sctx, cancel := context.WithCancel(ctx)
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	unhook := context.AfterFunc(ctx, cancel) // until it is made
+	defer unhook()
 	bound := c.callBound(req.Namespace)
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(bound, func() { timedOut.Store(true); cancel() })

@@ -157,9 +157,12 @@ func (f *front) subscribeSession(ctx context.Context, session, hostURI string) e
 	if err != nil {
 		return err
 	}
-	hs, err := f.relaySubscription(ctx, ns, uri, func(uri string) {
-		f.s.posts.quiet(session, 5*time.Second) // over HTTP: on the GET stream (sessionPosts)
-		_ = f.mcp.SendNotificationToSpecificClient(session, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": f.hostURI(ns, uri)})
+	hs, err := f.relaySubscription(ctx, ns, uri, func(life context.Context, uri string) {
+		f.s.posts.quiet(life, session, 5*time.Second) // over HTTP: on the GET stream (sessionPosts)
+		err := f.mcp.SendNotificationToSpecificClient(session, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": f.hostURI(ns, uri)})
+		if errors.Is(err, server.ErrSessionNotFound) {
+			go f.subs.endSession(session) // it ended before its subscription was recorded
+		}
 	})
 	if err != nil {
 		return err
@@ -186,14 +189,14 @@ func (f *front) listen(ctx context.Context, _ any, req *mcp.SubscriptionsListenR
 		ns, uri, err := f.target(hostURI)
 		if err == nil {
 			var hs *hostSub
-			hs, err = f.relaySubscription(ctx, ns, uri, func(uri string) {
+			hs, err = f.relaySubscription(ctx, ns, uri, func(life context.Context, uri string) {
 				n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
 					Method: mcp.MethodNotificationResourceUpdated,
 					Params: mcp.NotificationParams{AdditionalFields: map[string]any{"uri": f.hostURI(ns, uri)}},
 				}}
 				select {
 				case cs.NotificationChannel() <- n:
-				case <-ctx.Done():
+				case <-life.Done():
 				}
 			})
 			if err == nil {
@@ -215,8 +218,9 @@ func (f *front) listen(ctx context.Context, _ any, req *mcp.SubscriptionsListenR
 
 // relaySubscription makes the daemon subscription for ns's uri (bounded
 // by ctx) and keeps it, made again when it ends under the host, until the
-// returned hostSub ends; updated is told each update.
-func (f *front) relaySubscription(ctx context.Context, ns, uri string, updated func(uri string)) (*hostSub, error) {
+// returned hostSub ends; updated is told each update, with a context that
+// ends with the hostSub.
+func (f *front) relaySubscription(ctx context.Context, ns, uri string, updated func(life context.Context, uri string)) (*hostSub, error) {
 	req := api.SubscribeRequest{Namespace: ns, URI: uri, Session: sessionOf(ctx), Cwd: f.s.opts.Dir}
 	sub, err := f.s.client().Subscribe(ctx, req)
 	if err != nil {
@@ -232,7 +236,7 @@ func (f *front) relaySubscription(ctx context.Context, ns, uri string, updated f
 			for err == nil {
 				var u string
 				if u, err = sub.Next(); err == nil {
-					updated(u)
+					updated(life, u)
 				}
 			}
 			stop()
@@ -433,8 +437,9 @@ func (p *sessionPosts) begin(session string) (end func()) {
 	}
 }
 
-// quiet waits (at most max) until session has no request in flight.
-func (p *sessionPosts) quiet(session string, max time.Duration) {
+// quiet waits (at most max, or until ctx ends) until session has no
+// request in flight.
+func (p *sessionPosts) quiet(ctx context.Context, session string, max time.Duration) {
 	p.mu.Lock()
 	idle := p.idle[session]
 	p.mu.Unlock()
@@ -446,5 +451,6 @@ func (p *sessionPosts) quiet(session string, max time.Duration) {
 	select {
 	case <-idle:
 	case <-t.C:
+	case <-ctx.Done():
 	}
 }

@@ -84,8 +84,8 @@ type watch struct {
 	p      *Pools
 	key    watchKey
 	caller Caller
-	spec   func() (Spec, error)
-	poke   chan struct{} // something changed (buffered 1)
+	spec   func() (Spec, error) // the newest subscriber's (guarded by subscriptions.mu)
+	poke   chan struct{}        // something changed (buffered 1)
 	after  <-chan struct{}
 	ended  chan struct{} // closed when run returns
 
@@ -308,7 +308,7 @@ func (w *watch) run() {
 			}
 			return
 		}
-		cn := w.cn
+		cn, specOf := w.cn, w.spec
 		t.mu.Unlock()
 
 		if p.life.Err() != nil {
@@ -323,7 +323,7 @@ func (w *watch) run() {
 			t.mu.Lock()
 			w.cn, w.held = nil, map[string]bool{}
 			t.mu.Unlock()
-			spec, err := w.spec()
+			spec, err := specOf()
 			if err != nil {
 				w.fail("", err)
 				continue

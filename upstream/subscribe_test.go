@@ -175,3 +175,22 @@ func TestSubscribeSpecGone(t *testing.T) {
 		return len(u.ended) == 1 && errors.Is(u.ended[0], gone)
 	})
 }
+
+// An update of a resource below the one subscribed to reaches its
+// subscribers (the spec allows it); a URI that merely starts alike does
+// not.
+func TestBelow(t *testing.T) {
+	for _, c := range []struct {
+		uri, base string
+		want      bool
+	}{
+		{"file:///a/b", "file:///a", true},
+		{"file:///a/b", "file:///a/", true},
+		{"file:///ab", "file:///a", false},
+		{"file:///a", "file:///a/b", false},
+	} {
+		if got := below(c.uri, c.base); got != c.want {
+			t.Errorf("below(%q, %q) = %v", c.uri, c.base, got)
+		}
+	}
+}

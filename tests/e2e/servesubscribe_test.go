@@ -114,15 +114,21 @@ func (h *goHost) bump(t *testing.T, name string) string {
 
 // A 2025-11-25 host at /mcp/fx subscribes with resources/subscribe and a
 // 2026-07-28 host at the aggregate /mcp in its subscriptions/listen
-// stream, both to the counter of a fixture that speaks only 2026-07-28:
-// each hears the updates under the URI it knows, the server holds one
-// subscription for both, and a host that leaves stops hearing them; once
-// both left, the server holds none.
+// stream, both to the counter of a fixture that speaks only 2026-07-28
+// (then one that speaks only 2025-11-25): each hears the updates under the
+// URI it knows, the server holds one subscription for both, and a host
+// that leaves stops hearing them; once both left, the server holds none.
 func TestServeSubscribeGoHosts(t *testing.T) {
+	for _, upstream := range []string{fixture.GenerationModern, fixture.GenerationLegacy} {
+		t.Run(upstream, func(t *testing.T) { serveSubscribeGoHosts(t, upstream) })
+	}
+}
+
+func serveSubscribeGoHosts(t *testing.T, upstream string) {
 	e := NewEnv(t)
 	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {
-  "fx": {"command": %s, "env": {"FIXTURE_PROTOCOL": "modern"}}
-}}`, jsonString(fixtureBin)))
+  "fx": {"command": %s, "env": {"FIXTURE_PROTOCOL": %q}}
+}}`, jsonString(fixtureBin), upstream))
 	e.MustOK("refresh")
 	addr := freeAddr(t)
 	startServe(t, e, "--http", addr)

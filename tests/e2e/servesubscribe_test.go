@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -258,5 +260,58 @@ func TestServeSubscribeTypeScriptHost(t *testing.T) {
 	}
 	if s := r.Steps[10]; s.Error == nil || !strings.Contains(s.Error.Message, "mcpx://NS/URI") {
 		t.Errorf("subscribe to a URI not served: %+v", s)
+	}
+}
+
+// The official TypeScript SDK v2 as a 2026-07-28 host names two resources
+// in its subscriptions/listen stream at /mcp, one served and one not, in
+// front of a fixture that speaks only 2025-11-25: the acknowledgement names
+// the served one alone, and its update comes on the stream under the
+// mcpx://NS/ URI.
+func TestServeSubscribeTypeScript2026Host(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	npmBin(t, "mcp-server-everything") // the SDK is installed with the servers
+	e := NewEnv(t)
+	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {
+  "fx": {"command": %s, "env": {"FIXTURE_PROTOCOL": "legacy"}}
+}}`, jsonString(fixtureBin)))
+	e.MustOK("refresh")
+	addr := freeAddr(t)
+	startServe(t, e, "--http", addr)
+	served := "mcpx://fx/" + fixture.CounterURI
+	plan, _ := json.Marshal(map[string]any{"url": "http://" + addr + "/mcp", "headers": keyHeader(t, e),
+		"uris": []string{served, "mcpx://nope/x"}, "bump": "fx.bump"})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(repoRoot, "tests", "serve", "listen2026.mjs"), string(plan))
+	cmd.Env = e.Environ()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("listen2026.mjs: %v\n%s", err, out)
+	}
+	var r struct {
+		Acks []struct {
+			Notifications struct {
+				ResourceSubscriptions []string `json:"resourceSubscriptions"`
+			} `json:"notifications"`
+		} `json:"acks"`
+		Updates []struct {
+			URI string `json:"uri"`
+		} `json:"updates"`
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("report %s: %v", out, err)
+	}
+	if r.Error != "" {
+		t.Fatalf("listen2026.mjs: %s", r.Error)
+	}
+	if len(r.Acks) != 1 || !slices.Equal(r.Acks[0].Notifications.ResourceSubscriptions, []string{served}) {
+		t.Errorf("acknowledged %+v, want only %s", r.Acks, served)
+	}
+	if len(r.Updates) == 0 || r.Updates[0].URI != served {
+		t.Errorf("updates %+v, want %s", r.Updates, served)
 	}
 }

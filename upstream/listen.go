@@ -104,7 +104,6 @@ func (cn *conn) listenFor(ctx context.Context, uris []string) ([]string, error) 
 			next.end()
 			return nil, ack.err
 		}
-		defer func() { cn.listening.Store(true) }()
 		cn.listenMu.Lock()
 		old := cn.listen
 		cn.listen = next

@@ -44,6 +44,9 @@ type Snapshot struct {
 	// CacheScope is the lists' cacheScope ("private" when any is):
 	// private lists belong to the login they were read with.
 	CacheScope string `json:"cacheScope,omitempty"`
+	// Capabilities are the server's, as it declared them (serve offers
+	// hosts what the servers behind it offer: resources.subscribe).
+	Capabilities json.RawMessage `json:"capabilities,omitempty"`
 }
 
 // Stale reports whether the snapshot's caching hint has run out at now

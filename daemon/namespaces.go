@@ -370,6 +370,7 @@ func (d *daemon) list(ctx context.Context, st *state, name string) (*cache.Snaps
 				FetchedAt:         &now,
 				ProtocolVersion:   l.ProtocolVersion,
 				ServerInfo:        l.ServerInfo,
+				Capabilities:      l.Capabilities,
 				Instructions:      l.Instructions,
 				Tools:             l.Tools,
 				Prompts:           l.Prompts,

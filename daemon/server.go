@@ -51,6 +51,7 @@ var routes = []route{
 	{api.PathSearch, http.MethodGet, (*daemon).serveSearch},
 	{api.PathShutdown, http.MethodPost, (*daemon).serveShutdown},
 	{api.PathStatus, http.MethodGet, (*daemon).serveStatus},
+	{api.PathSubscribe, http.MethodPost, (*daemon).serveSubscribe},
 	{api.PathTask, http.MethodGet, (*daemon).serveTask},
 	{api.PathTaskCancel, http.MethodPost, (*daemon).serveTaskCancel},
 	{api.PathTaskResult, http.MethodPost, (*daemon).serveTaskResult},

@@ -35,6 +35,8 @@ type front struct {
 	// parked are the calls of 2026-07-28 hosts waiting for an answer
 	// (relay.go).
 	parked parking
+	// subs are the hosts' resource subscriptions (subscribe.go).
+	subs hostSubs
 
 	// Owned by mcpxServer.sync (one goroutine at a time).
 	hash            config.ServerHash // ns's definition at the last sync
@@ -60,9 +62,11 @@ func (s *mcpxServer) newFront(ns string, cat *catalog) *front {
 			instr = snap.Instructions
 		}
 	}
+	f := &front{s: s, ns: ns}
+	subscribe := canSubscribe(cat, ns)
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(true),
-		server.WithResourceCapabilities(false, true),
+		server.WithResourceCapabilities(subscribe, true),
 		server.WithPromptCapabilities(true),
 		server.WithLogging(),
 		server.WithRecovery(),
@@ -71,7 +75,9 @@ func (s *mcpxServer) newFront(ns string, cat *catalog) *front {
 	if instr != "" {
 		opts = append(opts, server.WithInstructions(instr))
 	}
-	f := &front{s: s, ns: ns}
+	if subscribe {
+		opts = append(opts, server.WithHooks(f.subscribeHooks()))
+	}
 	opts = append(opts, server.WithPromptCompletionProvider(completer{f}), server.WithResourceCompletionProvider(completer{f}))
 	f.mcp = server.NewMCPServer(name, ver, opts...)
 	if s.opts.HTTP != "" {

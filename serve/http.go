@@ -74,6 +74,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusNotFound, fmt.Sprintf("mcpx serve: no server %q is served here (%s)", ns, h.s.servedList()))
 		return
 	}
+	if id := r.Header.Get("Mcp-Session-Id"); id != "" && r.Method == http.MethodPost {
+		defer h.s.posts.begin(id)()
+	}
 	fc := &flushCounter{ResponseWriter: w, sse: r.Method == http.MethodPost && bytes.Contains(body, []byte(`"tools/call"`)) &&
 		strings.Contains(r.Header.Get("Accept"), "text/event-stream")}
 	if fc.sse {

@@ -38,6 +38,7 @@ type mcpxServer struct {
 	single    string            // the namespace served alone on stdio (--ns NS)
 	fronts    map[string]*front // each namespace's own (HTTP; the single one on stdio)
 	refreshed map[string]bool   // serverHash whose refresh serve already asked for
+	posts     sessionPosts      // HTTP sessions' requests in flight (subscribe.go)
 	bg        sync.WaitGroup
 }
 

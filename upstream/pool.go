@@ -58,6 +58,7 @@ type Caller struct {
 type Listing struct {
 	ProtocolVersion string
 	ServerInfo      json.RawMessage
+	Capabilities    json.RawMessage // as the server declared them
 	Instructions    string
 	Tools           []json.RawMessage
 	Prompts         []json.RawMessage
@@ -114,6 +115,8 @@ type Pools struct {
 	// a server's inquiries to the calls that answer them.
 	obs  observers
 	asks askers
+	// subs are the resource subscriptions held for clients (subscribe.go).
+	subs subscriptions
 
 	childMu    sync.Mutex
 	children   map[int]childRecord
@@ -153,6 +156,7 @@ type instance struct {
 	conn   *conn  // nil while starting
 	ready  chan struct{}
 	busy   int  // calls in flight (or 1 while its starter holds it)
+	pins   int  // resource subscriptions held on it: not stopped when idle (subscribe.go)
 	stale  bool // definition, env or restart moved on: stop when free
 	gone   bool // removed from its pool
 	timer  *time.Timer
@@ -370,6 +374,9 @@ func (p *Pools) List(ctx context.Context, spec Spec, caller Caller) (*Listing, e
 			ServerInfo:      cn.serverInfo,
 			Instructions:    cn.instructions,
 			Tools:           tools,
+		}
+		if caps, err := json.Marshal(cn.caps); err == nil {
+			l.Capabilities = caps
 		}
 		defer func() { l.TTLMs, l.CacheScope = hints.ttl, hints.scope }()
 		if cn.caps.Prompts != nil {
@@ -713,7 +720,7 @@ func (p *Pools) release(in *instance, l limits, broken bool) {
 	case broken || l.scope == config.ScopeCall || (in.stale && in.busy == 0):
 		p.remove(pl, in)
 		return
-	case in.busy == 0:
+	case in.busy == 0 && in.pins == 0:
 		gen := in.gen
 		in.timer = time.AfterFunc(pl.idle, func() { p.reapIdle(in, gen) })
 	}
@@ -724,7 +731,7 @@ func (p *Pools) release(in *instance, l limits, broken bool) {
 func (p *Pools) reapIdle(in *instance, gen int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if in.gone || in.busy > 0 || in.gen != gen {
+	if in.gone || in.busy > 0 || in.pins > 0 || in.gen != gen {
 		return
 	}
 	if pl := p.owner(in); pl != nil {
@@ -776,7 +783,7 @@ func (p *Pools) broadcast(pl *pool) {
 
 // notificationHandler routes the notifications of server h's connections:
 // progress and log lines to the calls watching them, list_changed to
-// OnListChanged.
+// OnListChanged, resources/updated to the resource's subscribers.
 func (p *Pools) notificationHandler(h config.ServerHash) func(*conn, mcp.JSONRPCNotification) {
 	return func(cn *conn, n mcp.JSONRPCNotification) {
 		if p.obs.deliver(cn, n) {
@@ -790,6 +797,11 @@ func (p *Pools) notificationHandler(h config.ServerHash) func(*conn, mcp.JSONRPC
 			kind = "prompts"
 		case string(mcp.MethodNotificationResourcesListChanged):
 			kind = "resources"
+		case mcp.MethodNotificationResourceUpdated:
+			if uri, _ := n.Params.AdditionalFields["uri"].(string); uri != "" {
+				p.updated(cn, uri)
+			}
+			return
 		default:
 			return
 		}

@@ -207,7 +207,7 @@ func (f *front) getPrompt(ctx context.Context, e entry, args map[string]string) 
 	r, err := f.s.client().Prompt(ctx, api.PromptRequest{Namespace: e.ns, Name: e.name, Arguments: args,
 		Session: sessionOf(ctx), Cwd: f.s.opts.Dir})
 	if err != nil {
-		return nil, fmt.Errorf("get prompt %s.%s: %w", e.ns, e.name, err)
+		return nil, relayed(ctx, err, fmt.Errorf("get prompt %s.%s: %w", e.ns, e.name, err))
 	}
 	res, err := mcp.ParseGetPromptResult(&r.Result)
 	if err != nil {
@@ -269,7 +269,7 @@ func (f *front) readResource(ctx context.Context, req mcp.ReadResourceRequest) (
 	}
 	r, err := f.s.client().Read(ctx, api.ReadRequest{Namespace: ns, URI: uri, Session: sessionOf(ctx), Cwd: f.s.opts.Dir})
 	if err != nil {
-		return nil, fmt.Errorf("read %s on %s: %w", uri, ns, err)
+		return nil, readFailed(ctx, req.Params.URI, err, fmt.Errorf("read %s on %s: %w", uri, ns, err))
 	}
 	raw := r.Result
 	if len(r.Blobs) > 0 {

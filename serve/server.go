@@ -318,6 +318,11 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 			resp, err = f.followTask(ctx, c, *resp.Task, token)
 		}
 		if err != nil {
+			// The server's own JSON-RPC error reaches the host as that
+			// error; mcpx's failures are isError results.
+			if re := relayed(ctx, err, nil); re != nil {
+				return nil, re
+			}
 			return mcp.NewToolResultError(fmt.Sprintf("mcpx could not call %s: %v", name, err)), nil
 		}
 		prefix := ""

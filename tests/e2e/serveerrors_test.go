@@ -143,3 +143,89 @@ func TestServeGivesServersJSONRPCErrors(t *testing.T) {
 		}
 	})
 }
+
+// What a server asks while it renders a prompt or reads a resource
+// reaches the host, as during a call: for both generations of server (the
+// TypeScript server's brief and note://ask, each restricted to 2026-07-28
+// or 2025-11-25; the conformance fixture's prompt) and both generations
+// of host (a 2025-11-25 host is asked elicitation/create on its session,
+// over stdio on the aggregate and over HTTP under the server's own names;
+// a 2026-07-28 host gets an input_required result and sends the request
+// again with its answer). A host that declares no elicitation has a
+// 2025-11-25 server's question declined for it, and a 2026-07-28 server,
+// told so, answers -32021.
+func TestServeRelaysQuestionsOfPromptsAndReads(t *testing.T) {
+	e := NewEnv(t)
+	errorsConfig(t, e)
+	e.MustOK("refresh")
+	addr := freeAddr(t)
+	startServe(t, e, "--http", addr)
+	base := "http://" + addr + "/mcp"
+	answer := map[string]any{"action": "accept", "content": map[string]any{"owner": "Ada"}}
+	const brief, note = `brief for accept {\"owner\":\"Ada\"}`, `note of accept {\"owner\":\"Ada\"}`
+
+	for _, ns := range []string{"tm", "tl"} {
+		t.Run("2025-stdio/"+ns, func(t *testing.T) {
+			r := sdkClient(t, e, map[string]any{"args": []string{"serve"}, "elicit": answer, "steps": []map[string]any{
+				{"op": "getPrompt", "name": ns + ".brief"},
+				{"op": "readResource", "uri": "mcpx://" + ns + "/note://ask"},
+			}})
+			if got := string(r.step(t, 0)); !strings.Contains(got, brief) {
+				t.Errorf("prompt: %s", got)
+			}
+			if got := string(r.step(t, 1)); !strings.Contains(got, note) || !strings.Contains(got, `"uri":"mcpx://`+ns+`/note://ask"`) {
+				t.Errorf("read: %s", got)
+			}
+			if len(r.Elicitations) != 2 {
+				t.Errorf("the host was asked %d times: %v", len(r.Elicitations), r.Elicitations)
+			}
+		})
+		t.Run("2025-http/"+ns, func(t *testing.T) {
+			r := sdkClient(t, e, map[string]any{"transport": "http", "url": base + "/" + ns, "headers": keyHeader(t, e), "elicit": answer,
+				"steps": []map[string]any{{"op": "getPrompt", "name": "brief"}, {"op": "readResource", "uri": "note://ask"}}})
+			if got := string(r.step(t, 0)); !strings.Contains(got, brief) {
+				t.Errorf("prompt: %s", got)
+			}
+			if got := string(r.step(t, 1)); !strings.Contains(got, note) {
+				t.Errorf("read: %s", got)
+			}
+		})
+		t.Run("2026-http/"+ns, func(t *testing.T) {
+			r := host2026(t, e, map[string]any{"url": base + "/" + ns, "headers": keyHeader(t, e), "elicit": answer,
+				"calls": []map[string]any{{"op": "prompt", "name": "brief"}, {"op": "read", "uri": "note://ask"}}})
+			if got := string(r.raw(t, 0)); !strings.Contains(got, brief) {
+				t.Errorf("prompt: %s %+v", got, r.Results[0].Error)
+			}
+			if got := string(r.raw(t, 1)); !strings.Contains(got, note) {
+				t.Errorf("read: %s %+v", got, r.Results[1].Error)
+			}
+			if len(r.Elicitations) != 2 {
+				t.Errorf("the host was asked %d times: %s", len(r.Elicitations), r.Elicitations)
+			}
+		})
+	}
+	t.Run("2026-http/conf", func(t *testing.T) {
+		r := host2026(t, e, map[string]any{"url": base + "/conf", "headers": keyHeader(t, e),
+			"elicit": map[string]any{"action": "accept", "content": map[string]any{"context": "the release"}},
+			"calls":  []map[string]any{{"op": "prompt", "name": "test_input_required_result_prompt"}}})
+		if got := string(r.raw(t, 0)); !strings.Contains(got, "Prompt with context: the release") {
+			t.Errorf("prompt: %s %+v", got, r.Results[0].Error)
+		}
+	})
+	t.Run("no-elicitation", func(t *testing.T) {
+		// A 2026-07-28 server is told the host does not elicit, and says
+		// so; a 2025-11-25 one asks anyway and is declined.
+		r := sdkClient(t, e, map[string]any{"args": []string{"serve"}, "steps": []map[string]any{
+			{"op": "getPrompt", "name": "tm.brief"}, {"op": "getPrompt", "name": "tl.brief"}}})
+		if s := r.Steps[0]; s.Error == nil || s.Error.Code != float64(-32021) {
+			t.Errorf("2025 host without elicitation, 2026 server: %+v %s", s.Error, s.Result)
+		}
+		if got := string(r.step(t, 1)); !strings.Contains(got, "brief for decline") {
+			t.Errorf("2025 host without elicitation, 2025 server: %s", got)
+		}
+		r2 := host2026(t, e, map[string]any{"url": base + "/tl", "headers": keyHeader(t, e), "calls": []map[string]any{{"op": "read", "uri": "note://ask"}}})
+		if got := string(r2.raw(t, 0)); !strings.Contains(got, "note of decline") {
+			t.Errorf("2026 host without elicitation: %s %+v", got, r2.Results[0].Error)
+		}
+	})
+}

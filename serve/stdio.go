@@ -27,10 +27,12 @@ import (
 //
 // Only a plain call takes this path: a request of the current generation
 // (2025-11-25 and before) on an initialized session, for a tool f lists,
-// without a task and with no _meta but a progressToken. Anything else,
-// and every other message, goes to mcp-go unchanged and in order. A
-// notifications/cancelled for a call answered here cancels it (and goes
-// to mcp-go too).
+// without a task and with no _meta but a progressToken. Any other
+// tools/call, prompts/get and resources/read request is handed to mcp-go's
+// MCPServer here, with the answerSlot that lets serve amend its answer
+// (answers.go); every other message goes to mcp-go's stdio server
+// unchanged and in order. A notifications/cancelled for a call answered
+// here cancels it (and goes to mcp-go too, which cancels the others).
 
 // serveStdio serves f on in and out until in ends or ctx is done.
 func serveStdio(ctx context.Context, f *front, in io.Reader, out io.Writer) error {
@@ -128,9 +130,7 @@ func (st *stdioCalls) amended(line []byte) bool {
 		func() {
 			defer func() {
 				if r := recover(); r != nil {
-					b = nil
-					resp := errorResponse(idOf(msg), mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r), nil)
-					b = bytes.TrimSpace(resp)
+					b = bytes.TrimSpace(errorResponse(idOf(msg), mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r), nil))
 				}
 			}()
 			resp := st.f.mcp.HandleMessage(ctx, msg)

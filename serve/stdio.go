@@ -10,6 +10,7 @@ import (
 	"io"
 	"log"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -121,6 +122,9 @@ func (st *stdioCalls) amended(line []byte) bool {
 		return false
 	}
 	<-st.ready // (set as mcp-go's Listen begins)
+	if !slot.modern && !st.initialized() {
+		return false // before the handshake: mcp-go answers it, in order
+	}
 	msg := json.RawMessage(bytes.TrimSpace(line))
 	ctx := withSlot(st.ctx, slot)
 	st.wg.Add(1)
@@ -151,6 +155,19 @@ func (st *stdioCalls) amended(line []byte) bool {
 		_, _ = st.w.Write(append(b, '\n'))
 	}()
 	return true
+}
+
+// initialized reports whether the 2025-11-25 session is initialized,
+// giving mcp-go a moment to read the notifications/initialized just
+// passed on (a host may send its first request right behind it).
+func (st *stdioCalls) initialized() bool {
+	for range 50 {
+		if cs := server.ClientSessionFromContext(st.ctx); cs != nil && cs.Initialized() {
+			return true
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return false
 }
 
 // idOf is the id of a JSON-RPC request.

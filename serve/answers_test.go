@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -114,5 +116,30 @@ func TestReadFailedSpeaksTheHostsGeneration(t *testing.T) {
 	plain := errors.New("wrapped")
 	if err := readFailed(context.Background(), "u", &client.APIError{Body: api.Error{Code: api.CodeStartFailed}}, plain); err != plain {
 		t.Errorf("an mcpx failure: %v", err)
+	}
+}
+
+// Over HTTP the status mcp-go writes is held until its body shows whether
+// serve amends the answer: a 2026-07-28 request's status then follows the
+// amended code; a status without a body is written as it was.
+func TestFlushCounterAmendsTheAnswer(t *testing.T) {
+	rec := httptest.NewRecorder()
+	slot := &answerSlot{modern: true}
+	fc := &flushCounter{ResponseWriter: rec, slot: slot}
+	_ = fail(withSlot(context.Background(), slot), &rpcError{code: -32021, message: "needs sampling"})
+	fc.Header().Set("Content-Type", "application/json")
+	fc.WriteHeader(http.StatusOK)
+	fc.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x"}}` + "\n"))
+	fc.release()
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"code":-32021`) {
+		t.Errorf("amended: %d %s", rec.Code, rec.Body)
+	}
+
+	rec = httptest.NewRecorder()
+	fc = &flushCounter{ResponseWriter: rec, slot: &answerSlot{}}
+	fc.WriteHeader(http.StatusAccepted)
+	fc.release()
+	if rec.Code != http.StatusAccepted || rec.Body.Len() != 0 {
+		t.Errorf("no body: %d %q", rec.Code, rec.Body)
 	}
 }

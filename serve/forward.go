@@ -203,6 +203,16 @@ func (w *flushCounter) Flush() {
 	w.n.Add(1)
 }
 
+// release writes the status mcp-go wrote without a body after it, if it
+// is still held.
+func (w *flushCounter) release() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.held != 0 {
+		w.writeHeader(w.held)
+	}
+}
+
 func (w *flushCounter) WriteHeader(status int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

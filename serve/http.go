@@ -87,6 +87,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	f.http.ServeHTTP(fc, r.WithContext(ctx))
+	fc.release()
 }
 
 // route maps a path to the namespace whose front serves it ("" for the

@@ -83,7 +83,14 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
 	}
-	f.http.ServeHTTP(fc, r.WithContext(context.WithValue(r.Context(), flushKey{}, fc)))
+	ctx := context.WithValue(r.Context(), flushKey{}, fc)
+	if r.Method == http.MethodPost {
+		if fc.slot = slotFor(body); fc.slot != nil {
+			ctx = withSlot(ctx, fc.slot) // (answers.go)
+		}
+	}
+	f.http.ServeHTTP(fc, r.WithContext(ctx))
+	fc.release()
 }
 
 // route maps a path to the namespace whose front serves it ("" for the

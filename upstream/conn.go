@@ -283,15 +283,31 @@ func (e *errTransport) Unwrap() error { return e.err }
 // *errTransport. On a 2026-07-28 connection the params get the _meta every
 // request carries, and over HTTP the standard headers.
 func (cn *conn) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	return cn.requestID(ctx, mcp.NewRequestId(cn.nextID.Add(1)), method, params)
+	return cn.requestWith(ctx, mcp.NewRequestId(cn.nextID.Add(1)), method, params, nil)
 }
 
 // requestID is request with the JSON-RPC id chosen by the caller (from
 // cn.nextID).
 func (cn *conn) requestID(ctx context.Context, id mcp.RequestId, method string, params any) (json.RawMessage, error) {
+	return cn.requestWith(ctx, id, method, params, nil)
+}
+
+// requestOffering is request telling a 2026-07-28 server that the client
+// offers o (a relay's host's capabilities) instead of the connection's
+// default (o nil), as callTool does with Hooks.Offer.
+func (cn *conn) requestOffering(ctx context.Context, method string, params any, o *Offer) (json.RawMessage, error) {
+	return cn.requestWith(ctx, mcp.NewRequestId(cn.nextID.Add(1)), method, params, o)
+}
+
+// requestWith is request with its id and what the client offers chosen.
+func (cn *conn) requestWith(ctx context.Context, id mcp.RequestId, method string, params any, o *Offer) (json.RawMessage, error) {
 	var hdr http.Header
 	if cn.modern {
-		b, err := withMeta(params, cn.meta)
+		fields := cn.meta
+		if o != nil && !cn.sse {
+			fields = metaFields(cn.protocolVersion, cn.offered(*o))
+		}
+		b, err := withMeta(params, fields)
 		if err != nil {
 			return nil, fmt.Errorf("%s: encode params: %w", method, err)
 		}

@@ -326,22 +326,26 @@ func (p *Pools) callTool(ctx context.Context, spec Spec, caller Caller, tool str
 // to an instance chosen by scope, starting one if needed, bounded like a
 // call; what names it in errors. It returns the raw result.
 func (p *Pools) Request(ctx context.Context, spec Spec, caller Caller, what, method string, params any) (json.RawMessage, error) {
-	return p.RequestWith(ctx, spec, caller, what, method, params, nil)
+	return p.RequestWith(ctx, spec, caller, what, method, params, Hooks{})
 }
 
 // RequestWith is Request whose server's inquiries (a 2026-07-28
 // prompts/get or resources/read asking for input, a 2025-11-25 server's
-// elicitation meanwhile) go to a (nil: declined).
-func (p *Pools) RequestWith(ctx context.Context, spec Spec, caller Caller, what, method string, params any, a Answerer) (json.RawMessage, error) {
+// elicitation meanwhile) go to h.Answer (nil: declined); h.Offer, as for
+// a call, is what a 2026-07-28 server is told the client offers. Only
+// Answer and Offer of h are used.
+func (p *Pools) RequestWith(ctx context.Context, spec Spec, caller Caller, what, method string, params any, h Hooks) (json.RawMessage, error) {
 	var out json.RawMessage
+	a := h.Answer
 	err := p.with(ctx, spec, caller, what, func(ctx context.Context, cn *conn) error {
 		ask := &asker{answer: a, ctx: ctx}
 		defer p.asks.add(cn, ask)()
 		ctx = context.WithValue(ctx, askerKey{}, ask)
 		var err error
-		out, err = cn.rounds(ctx, a, roundOpts{}, func(extra map[string]json.RawMessage) (json.RawMessage, error) {
+		ro := roundOpts{askRoots: h.Offer != nil && h.Offer.Roots, together: h.Offer != nil}
+		out, err = cn.rounds(ctx, a, ro, func(extra map[string]json.RawMessage) (json.RawMessage, error) {
 			if len(extra) == 0 {
-				return cn.request(ctx, method, params)
+				return cn.requestOffering(ctx, method, params, h.Offer)
 			}
 			b, err := json.Marshal(params)
 			if err != nil {
@@ -351,7 +355,7 @@ func (p *Pools) RequestWith(ctx context.Context, spec Spec, caller Caller, what,
 			if err != nil {
 				return nil, err
 			}
-			return cn.request(ctx, method, again)
+			return cn.requestOffering(ctx, method, again, h.Offer)
 		})
 		return err
 	})

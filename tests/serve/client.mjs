@@ -23,7 +23,7 @@
 //              {"op": "countUpdates", "uri"} ]
 // }
 // A "call" step with "progress": true asks for progress notifications.
-// report: {"steps": [{"op", "result"} | {"op", "error": {"code", "message"}}], "notifications": [methods],
+// report: {"steps": [{"op", "result"} | {"op", "error": {"code", "message", "data"}}], "notifications": [methods],
 //          "elicitations": [messages], "samples": [sampling requests' params], "rootsAsked": n, "progress": [progress notifications' params, with "step" (the
 //          index of the call step) and "afterResult" (true if it came after the call's result)],
 //          "logs": [notifications/message params],
@@ -177,7 +177,7 @@ try {
     try {
       report.steps.push({ op: step.op, result: await run(step) });
     } catch (e) {
-      report.steps.push({ op: step.op, error: { code: e.code ?? null, message: String(e.message ?? e) } });
+      report.steps.push({ op: step.op, error: { code: e.code ?? null, message: String(e.message ?? e), data: e.data ?? null } });
     }
   }
 } catch (e) {

@@ -38,6 +38,7 @@ const (
 	FieldParamDesc                 // parameter descriptions
 	FieldEnum                      // the values a parameter's enum allows
 	FieldInstructions              // the server's instructions, shared by its tools
+	FieldServer                    // the server's own name and title (serverInfo), shared by its tools
 	numFields
 )
 
@@ -58,6 +59,8 @@ func (f Field) String() string {
 		return "enum value"
 	case FieldInstructions:
 		return "server instructions"
+	case FieldServer:
+		return "server name"
 	}
 	return "unknown"
 }
@@ -198,7 +201,7 @@ func itemsOf(s *schema) *schema {
 	return &items
 }
 
-// Doc is one tool's indexed text: each term with how often it occurs in
+// Doc is one tool's indexed text (or a server's, NewServerDoc): each term with how often it occurs in
 // each field, and each field's length in terms. Build it once per tool
 // definition (NewDoc); it is read-only after, safe to share.
 type Doc struct {
@@ -228,13 +231,42 @@ func NewDoc(t Tool) *Doc {
 	return b.doc()
 }
 
-// NewServerDoc indexes a server's instructions, a field every tool of the
-// server shares (NewIndex).
-func NewServerDoc(instructions string) *Doc {
+// Server is what search reads of a server, shared by all its tools: its
+// own name and title (serverInfo) and its instructions.
+type Server struct {
+	Name, Title, Instructions string
+}
+
+// NewServerDoc indexes what a server says of itself, fields every tool of
+// the server shares (NewIndex): its instructions, and its name and title
+// without the words any server's name may have ("memory-server", "Slack
+// MCP Server", "example-servers/postgres"), which say nothing of what it
+// does. It is nil when the server says nothing else.
+func NewServerDoc(s Server) *Doc {
 	b := newDocBuilder()
 	defer builders.Put(b)
-	b.add(FieldInstructions, instructions)
-	return b.doc()
+	b.add(FieldInstructions, s.Instructions)
+	b.add(FieldServer, ownWords(s.Name))
+	b.add(FieldServer, ownWords(s.Title))
+	d := b.doc()
+	if len(d.terms) == 0 {
+		return nil
+	}
+	return d
+}
+
+// ownWords is a server's name or title without the words that only say it
+// is an MCP server.
+func ownWords(name string) string {
+	var keep []string
+	for _, w := range words(name) {
+		switch strings.ToLower(w) {
+		case "server", "servers", "mcp", "example", "examples", "reference", "model", "context", "protocol":
+			continue
+		}
+		keep = append(keep, w)
+	}
+	return strings.Join(keep, " ")
 }
 
 type docBuilder struct {

@@ -54,10 +54,14 @@ type corpus struct {
 }
 
 type recorded struct {
-	Namespace    string            `json:"namespace"`
-	Instructions string            `json:"instructions"`
-	Tools        []json.RawMessage `json:"tools"`
-	parsed       []Tool
+	Namespace    string `json:"namespace"`
+	Instructions string `json:"instructions"`
+	ServerInfo   struct {
+		Name  string `json:"name"`
+		Title string `json:"title"`
+	} `json:"serverInfo"`
+	Tools  []json.RawMessage `json:"tools"`
+	parsed []Tool
 }
 
 func loadCorpus(t testing.TB) *corpus {
@@ -132,10 +136,7 @@ func (c *corpus) indexes() []*Index {
 		for i, tool := range s.parsed {
 			docs[i] = NewDoc(tool)
 		}
-		var server *Doc
-		if s.Instructions != "" {
-			server = NewServerDoc(s.Instructions)
-		}
+		server := NewServerDoc(Server{Name: s.ServerInfo.Name, Title: s.ServerInfo.Title, Instructions: s.Instructions})
 		indexes = append(indexes, NewIndex(docs, server))
 	}
 	return indexes

@@ -169,13 +169,39 @@ func TestRankLimitIsTopOfRanking(t *testing.T) {
 func TestRankInstructions(t *testing.T) {
 	docs := []*Doc{NewDoc(Tool{Name: "run", Description: "Run it."}), NewDoc(Tool{Name: "stop", Description: "Stop it."})}
 	other := []*Doc{NewDoc(Tool{Name: "run", Description: "Run something else."})}
-	indexes := []*Index{NewIndex(docs, NewServerDoc("Tools of the Acme build farm.")), NewIndex(other, nil)}
+	indexes := []*Index{NewIndex(docs, NewServerDoc(Server{Instructions: "Tools of the Acme build farm."})), NewIndex(other, nil)}
 	hits := Rank(indexes, ParseQuery("run acme"), 0, func(a, b Hit) int { return a.Index - b.Index })
 	if len(hits) != 3 || hits[0].Index != 0 || hits[0].Doc != 0 {
 		t.Fatalf("hits: %+v", hits)
 	}
 	if !slices.ContainsFunc(hits[0].Why, func(m Match) bool { return m.Word == "acme" && slices.Equal(m.Fields, []Field{FieldInstructions}) }) {
 		t.Errorf("why: %+v", hits[0].Why)
+	}
+}
+
+// The server's own name is a field every tool of the server shares, without
+// the words that only say it is a server: "memory" finds the tools of
+// memory-server, whose names and descriptions never say it.
+func TestRankServerName(t *testing.T) {
+	memory := []*Doc{NewDoc(Tool{Name: "create_entities", Description: "Create entities in the knowledge graph"})}
+	files := []*Doc{NewDoc(Tool{Name: "write_file", Description: "Create a new file"})}
+	indexes := []*Index{
+		NewIndex(files, NewServerDoc(Server{Name: "secure-filesystem-server"})),
+		NewIndex(memory, NewServerDoc(Server{Name: "memory-server", Title: "Memory MCP Server"})),
+	}
+	hits := Rank(indexes, ParseQuery("create something in memory"), 0, func(a, b Hit) int { return a.Index - b.Index })
+	if len(hits) != 2 || hits[0].Index != 1 {
+		t.Fatalf("hits: %+v", hits)
+	}
+	if !slices.ContainsFunc(hits[0].Why, func(m Match) bool { return m.Word == "memory" && slices.Equal(m.Fields, []Field{FieldServer}) }) {
+		t.Errorf("why: %+v", hits[0].Why)
+	}
+	// "server" is in both names and says nothing: no tool matches it.
+	if hits := Rank(indexes, ParseQuery("server"), 0, func(a, b Hit) int { return a.Index - b.Index }); len(hits) != 0 {
+		t.Errorf("server matched %+v", hits)
+	}
+	if NewServerDoc(Server{Name: "example-servers/mcp-server"}) != nil {
+		t.Error("a server whose name says only that it is a server has a document")
 	}
 }
 

@@ -15,6 +15,11 @@ func TestTune(t *testing.T) {
 	}
 	c := loadCorpus(t)
 	dev := loadIntents(t, "dev")
+	if os.Getenv("MCPX_SEARCH_TUNE") == "studied" {
+		// Every set whose misses have been studied: development, unseen
+		// and fresh (testdata/README.md); held-out and blind4 stay out.
+		dev = append(append(dev, loadIntents(t, "unseen")...), loadIntents(t, "fresh")...)
+	}
 	objective := func() float64 {
 		s := evaluate(mcpxRanker(c), dev)
 		return s.mrr + 0.5*s.r5
@@ -30,6 +35,7 @@ func TestTune(t *testing.T) {
 		{"paramdesc", &fieldWeight[FieldParamDesc], []float64{0.1, 0.25, 0.4, 0.6, 0.8, 1}},
 		{"enum", &fieldWeight[FieldEnum], []float64{0.2, 0.35, 0.5, 0.75, 1}},
 		{"instructions", &fieldWeight[FieldInstructions], []float64{0, 0.1, 0.15, 0.3}},
+		{"server", &fieldWeight[FieldServer], []float64{0, 0.3, 0.5, 0.8, 1, 1.5}},
 		{"bname", &fieldB[FieldName], []float64{0, 0.3, 0.5, 0.75}},
 		{"bdesc", &fieldB[FieldDescription], []float64{0.3, 0.5, 0.75, 0.9}},
 		{"bparamdesc", &fieldB[FieldParamDesc], []float64{0.3, 0.5, 0.75, 0.9}},

@@ -55,6 +55,7 @@ func TestAblate(t *testing.T) {
 		{"second hop", func() func() { return set(&weightSecondHop, 0) }},
 		{"name coverage", func() func() { return set(&nameCoverage, 0) }},
 		{"context weight", func() func() { return set(&weightContext, 1) }},
+		{"topic weight", func() func() { return set(&weightTopic, weightContext) }},
 		{"value words", func() func() { return set(&weightValueWord, 1) }},
 		{"value kinds", func() func() { return set(&weightShape, 0) }},
 		{"instructions", func() func() { return set(&fieldWeight[FieldInstructions], 0) }},

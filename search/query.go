@@ -37,6 +37,11 @@ var weightShape = 1.0
 // namespace" says where, the pods what.
 var weightContext = 0.9
 
+// weightTopic is the weight of a word after a topic's marker (isTopic):
+// "kubernetes" in "what do I have stored in memory about kubernetes" is
+// what to look for in memory, not a reason to rank the Kubernetes tools.
+var weightTopic = 0.4
+
 // weightValueWord is the weight of a word inside a value the query holds:
 // the "config" and "ts" of src/config.ts name the file, not the tool.
 var weightValueWord = 0.25
@@ -96,6 +101,7 @@ type queryToken struct {
 // queryWords is what ParseQuery reads from a query's words before it
 // builds concepts: the tokens, the kinds of the values, the cues.
 type queryWords struct {
+	topic  bool // after a topic's marker (isTopic), in the same clause
 	tokens []queryToken
 	kinds  []concept
 	cues   []string
@@ -153,9 +159,15 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 	if isPreposition(lower) {
 		context = true
 	}
+	if isTopic(lower) {
+		qw.topic = true
+	}
 	w := 1.0
 	if context {
 		w = weightContext
+	}
+	if qw.topic && !isTopic(lower) {
+		w = weightTopic // instead of weightContext
 	}
 	kind := shapeOf(f)
 	if kind == "" && i+1 < len(fields) && strings.HasSuffix(f, ",") && isCoordinates(f+strings.TrimRight(fields[i+1], ",;.")) {
@@ -177,6 +189,7 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 	}
 	if lower == "and" || lower == "then" || lower == "or" || endsClause(f) {
 		context = false // a new clause
+		qw.topic = false
 	}
 	return context
 }
@@ -352,6 +365,18 @@ func withoutFrames(fields []string) []string {
 		i += n
 	}
 	return out
+}
+
+// isTopic reports whether a query's word says that the words after it (in
+// the same clause) are what the tool's content is about, or its name:
+// "search memory for anything about deadlines", "the page titled
+// Roadmap". They name what the tool will look for, not the tool.
+func isTopic(w string) bool {
+	switch w {
+	case "about", "regarding", "concerning", "mentioning", "titled", "named", "called":
+		return true
+	}
+	return false
 }
 
 // isPreposition: the words after it (in the same clause) say where or of

@@ -227,6 +227,11 @@ func TestParseQuery(t *testing.T) {
 		"find *.go under src/":     {"find=find", "go=go@0.25", "src=src@0.23", "*.go=pattern", "src/=directori"},
 		// Words after a preposition say where, not what.
 		"list pods in the namespace": {"list=list", "pods=pod", "namespace=namespac@0.9"},
+		// Words after "about", "named"… are what the tool looks for, not the
+		// tool: they count less than words after another preposition,
+		// until the clause ends.
+		"search memory for notes about the k8s upgrade": {"search=search", "memory=memori", "notes=note@0.9", "k8s=k8s@0.4", "upgrade=upgrad@0.4"},
+		"find the page titled Roadmap, then archive it": {"find=find", "page=page", "titled=titl", "roadmap=roadmap@0.4", "archive=archiv"},
 		// A cue: a common word that points to what is asked for.
 		"when was it changed": {"changed=chang", "when=when@0"},
 		// A verb and its particle: only its thesaurus entries count; the

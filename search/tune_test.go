@@ -36,6 +36,7 @@ func TestTune(t *testing.T) {
 		{"enum", &fieldWeight[FieldEnum], []float64{0.2, 0.35, 0.5, 0.75, 1}},
 		{"instructions", &fieldWeight[FieldInstructions], []float64{0, 0.1, 0.15, 0.3}},
 		{"server", &fieldWeight[FieldServer], []float64{0, 0.3, 0.5, 0.8, 1, 1.5}},
+		{"topic", &weightTopic, []float64{0.2, 0.4, 0.6, 0.9}},
 		{"bname", &fieldB[FieldName], []float64{0, 0.3, 0.5, 0.75}},
 		{"bdesc", &fieldB[FieldDescription], []float64{0.3, 0.5, 0.75, 0.9}},
 		{"bparamdesc", &fieldB[FieldParamDesc], []float64{0.3, 0.5, 0.75, 0.9}},

@@ -26,7 +26,7 @@ type concept struct {
 // weightSecondHop scales an entry of an entry's thesaurus groups (two
 // steps from the query's word: "remember" → memory → knowledge graph),
 // on top of both steps' weights.
-var weightSecondHop = 0.5
+var weightSecondHop = 0.4
 
 // weightShape is the weight of the kind of a value the query holds
 // (https://…, notes.md, *.go, @alice): "file" for notes.md.

@@ -36,6 +36,7 @@ func TestAblate(t *testing.T) {
 		off  func() func()
 	}{
 		{"question penalty", func() func() { return set(&questionPenalty, 1) }},
+		{"look penalty", func() func() { return set(&lookPenalty, 1) }},
 		{"request frames", func() func() {
 			keep := frames
 			frames = nil

@@ -13,6 +13,7 @@ import (
 type Query struct {
 	concepts []concept
 	question bool // the query asks something (isQuestion): it wants to look, not to change
+	look     bool // the query names no action (namesAction): it wants to look too
 }
 
 type concept struct {
@@ -86,7 +87,54 @@ func ParseQuery(text string) Query {
 			b.q.concepts = append(b.q.concepts, k)
 		}
 	}
+	b.q.look = !b.q.question && !namesAction(fields, b.q.concepts)
 	return b.q
+}
+
+// namesAction reports whether a request (its words, without frames, and
+// its concepts) names an action: it starts with a word that can be a verb
+// ("approve the PR", "draft a doc": a request's verb comes first, in its
+// base form), or one of its words is, or stands for, a verb tools' names
+// use ("a new page", "the ssh command"). A request that names only things
+// ("child blocks of block abc", "tasks due this week", "gitlab projects
+// named payments") wants to look at them.
+func namesAction(fields []string, concepts []concept) bool {
+	for _, f := range fields {
+		if w := normalWord(f); w != "" && !stopWords()[w] {
+			if isVerb(w) {
+				return true
+			}
+			break
+		}
+	}
+	for _, c := range concepts {
+		if c.shape {
+			continue
+		}
+		for _, a := range c.alts {
+			if (a.weight == 0 || a.weight >= 0.5) && isNameVerb(a.term) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isNameVerb reports whether a term (stemmed) is a verb tools' names use
+// for their action: those that change something (isWriteVerb) and those
+// that look or act otherwise (get_issue, search_code, take_screenshot).
+func isNameVerb(t string) bool {
+	if isWriteVerb(t) {
+		return true
+	}
+	switch t {
+	case "get", "list", "read", "search", "find", "retriev", "queri", "fetch", "view", "show", "describ", "explain",
+		"take", "run", "execut", "open", "press", "click", "type", "select", "hover", "navig", "wait", "handl",
+		"emul", "evalu", "fill", "drag", "resiz", "echo", "trigger", "simul", "perform", "convert", "calcul",
+		"reconnect", "forward", "stop", "start", "restart", "ping", "check", "look", "load", "download", "export", "import":
+		return true
+	}
+	return false
 }
 
 // queryToken is one token of a query with its weight: 1, less after a

@@ -26,7 +26,7 @@ import (
 // words: a tool's score grows by up to nameCoverage times itself as the
 // query covers more of its name's words; and when the query is a question,
 // a tool whose name says it changes something is scaled by
-// questionPenalty.
+// questionPenalty, when it names no action at all, by lookPenalty.
 //
 // Weights tuned on the development intents (testdata/README.md). A rule
 // stays only if those do not lose by it and the unseen intents' aggregates
@@ -62,6 +62,24 @@ var fieldB = [numFields]float64{
 // look — "which channels can I post in" wants the channels, "when was it
 // created" a date.
 var questionPenalty = 0.5
+
+// lookPenalty (the variable) scales a tool whose name says it changes
+// something when the query names no action at all (Query.look): "child
+// blocks of block abc" wants the children, not to append some.
+var lookPenalty = 0.8
+
+// lookPenalty is what q's wish to look scales the tools that change
+// something by: questionPenalty for a question, lookPenalty for a request
+// that names no action, else 1.
+func (q Query) lookPenalty() float64 {
+	switch {
+	case q.question:
+		return questionPenalty
+	case q.look:
+		return lookPenalty
+	}
+	return 1
+}
 
 // isWriteVerb reports whether a name's term (stemmed) is a verb that
 // changes something.
@@ -311,9 +329,9 @@ func (sc *scratch) matchAlt(st *stats, ix *Index, a alt, idf float64) {
 // adjust applies to the scores in sc.acc what depends on the whole query:
 // a question's penalty on tools that write, and the name's coverage.
 func (sc *scratch) adjust(ix *Index, q Query) {
-	if q.question {
+	if penalty := q.lookPenalty(); penalty != 1 {
 		for _, w := range ix.writes {
-			sc.acc[w].score *= float32(questionPenalty)
+			sc.acc[w].score *= float32(penalty)
 		}
 	}
 	for d := range sc.acc {

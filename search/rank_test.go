@@ -205,6 +205,42 @@ func TestRankServerName(t *testing.T) {
 	}
 }
 
+// A request that names no action wants to look, as a question does: the
+// tool that reads block children before the one that adds some. One that
+// starts with a verb, or has a word for a tool's action, acts.
+func TestRankLook(t *testing.T) {
+	docs := []*Doc{
+		NewDoc(Tool{Name: "add_block_children", Description: "Add block children"}),
+		NewDoc(Tool{Name: "get_block_children", Description: "Retrieve block children"}),
+	}
+	indexes := []*Index{NewIndex(docs, nil)}
+	tie := func(a, b Hit) int { return a.Doc - b.Doc }
+	for q, want := range map[string]int{
+		"child blocks of block abc":        1,
+		"add child blocks to block abc":    0,
+		"insert child blocks in block abc": 0,
+	} {
+		if hits := Rank(indexes, ParseQuery(q), 0, tie); len(hits) != 2 || hits[0].Doc != want {
+			t.Errorf("%q: %+v", q, hits)
+		}
+	}
+	for q, look := range map[string]bool{
+		"child blocks of notion block abc":      true,
+		"tasks in the notion database due soon": true, // a plural noun: a request's verb is in its base form
+		"gitlab projects named payments":        true,
+		"approve the PR":                        false, // a verb first
+		"draft a meeting-notes doc":             false,
+		"please comment on the doc":             false, // after the request's frame
+		"a new page under Projects":             false, // new stands for create
+		"set up a database":                     false, // a phrasal verb
+		"which pods are failing":                false, // a question: questionPenalty instead
+	} {
+		if got := ParseQuery(q).look; got != look {
+			t.Errorf("ParseQuery(%q).look = %v, want %v", q, got, look)
+		}
+	}
+}
+
 func TestParseQuery(t *testing.T) {
 	describe := func(q Query) []string {
 		var out []string

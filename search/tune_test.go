@@ -48,6 +48,7 @@ func TestTune(t *testing.T) {
 		{"valueword", &weightValueWord, []float64{0, 0.1, 0.25, 0.4, 0.6, 1}},
 		{"context", &weightContext, []float64{0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1}},
 		{"question", &questionPenalty, []float64{0.3, 0.4, 0.5, 0.6, 0.8, 1}},
+		{"look", &lookPenalty, []float64{0.5, 0.6, 0.7, 0.8, 0.9, 1}},
 		{"secondhop", &weightSecondHop, []float64{0, 0.3, 0.5, 0.7, 1}},
 	}
 	best := objective()

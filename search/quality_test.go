@@ -34,16 +34,16 @@ var intentSets = []string{"dev", "heldout", "unseen", "fresh", "blind4"}
 
 // floors are, per intent set, the recall@5 and MRR@10 under which the
 // benchmark fails (a regression): just under what the ranker reaches
-// (dev 0.951 and 0.861, held-out 0.982 and 0.874, unseen 0.897 and 0.795,
-// fresh 0.918 and 0.802); the blind4 set's, written blind before the
-// fourth round and only measured, with a wider margin (0.916 and 0.791;
+// (dev 0.951 and 0.861, held-out 0.982 and 0.874, unseen 0.897 and 0.803,
+// fresh 0.918 and 0.811); the blind4 set's, written blind before the
+// fourth round and only measured, with a wider margin (0.916 and 0.792;
 // 0.903 and 0.786 when it was written). And the ranker must stay above
 // plain BM25 on every set.
 var floors = map[string]struct{ recall5, mrr float64 }{
 	"dev":     {0.94, 0.85},
 	"heldout": {0.96, 0.86},
-	"unseen":  {0.89, 0.78},
-	"fresh":   {0.90, 0.79},
+	"unseen":  {0.89, 0.79},
+	"fresh":   {0.90, 0.80},
 	"blind4":  {0.89, 0.77},
 }
 

@@ -4,7 +4,8 @@
 // A tool is indexed as a document of fields (ParseTool, NewDoc): its name
 // (split at _, -, . and camelCase), title, description, parameter names,
 // parameter descriptions and enum values, and — shared by every tool of a
-// server — the server's instructions (NewServerDoc). Words are lower-cased,
+// server — the server's instructions and its own name and title
+// (NewServerDoc). Words are lower-cased,
 // stemmed (Porter) and stripped of common English words (Terms). The tools
 // of one server form an Index; a query (ParseQuery) is ranked over one or
 // more indexes as one collection (Rank) with BM25F: each field has its own
@@ -13,7 +14,10 @@
 // the words the thesaurus (thesaurus.txt) says stand for it — "ticket"
 // finds issues, "k8s" Kubernetes, "erase" delete — at a lower weight, and
 // a tool whose name the query's words cover is preferred over one that
-// only mentions them. Explain says which words matched in which fields.
+// only mentions them; a question, or a request that names no action (its
+// first word cannot be a verb: verbs.txt), prefers tools that look to
+// tools that change something. Explain says which words matched in which
+// fields.
 //
 // The package is a leaf (standard library only) and does no work at init,
 // so the CLI links it for its "did you mean" suggestions (Nearest,
@@ -201,9 +205,10 @@ func itemsOf(s *schema) *schema {
 	return &items
 }
 
-// Doc is one tool's indexed text (or a server's, NewServerDoc): each term with how often it occurs in
-// each field, and each field's length in terms. Build it once per tool
-// definition (NewDoc); it is read-only after, safe to share.
+// Doc is one tool's indexed text (or a server's, NewServerDoc): each term
+// with how often it occurs in each field, and each field's length in
+// terms. Build it once per tool definition (NewDoc); it is read-only
+// after, safe to share.
 type Doc struct {
 	terms []docTerm // sorted by term
 	lens  [numFields]uint16

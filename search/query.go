@@ -111,6 +111,8 @@ func namesAction(fields []string, concepts []concept) bool {
 		if c.shape {
 			continue
 		}
+		// The word itself, what a phrasal verb points to (its own weight
+		// is 0) or a thesaurus entry at least related; not a second step.
 		for _, a := range c.alts {
 			if (a.weight == 0 || a.weight >= 0.5) && isNameVerb(a.term) {
 				return true

@@ -63,15 +63,15 @@ var fieldB = [numFields]float64{
 // created" a date.
 var questionPenalty = 0.5
 
-// lookPenalty (the variable) scales a tool whose name says it changes
-// something when the query names no action at all (Query.look): "child
-// blocks of block abc" wants the children, not to append some.
+// lookPenalty scales a tool whose name says it changes something when the
+// query names no action at all (Query.look): "child blocks of block abc"
+// wants the children, not to append some.
 var lookPenalty = 0.8
 
-// lookPenalty is what q's wish to look scales the tools that change
-// something by: questionPenalty for a question, lookPenalty for a request
-// that names no action, else 1.
-func (q Query) lookPenalty() float64 {
+// writePenalty is what scales the tools whose names say they change
+// something, for q: questionPenalty for a question, lookPenalty for a
+// request that names no action, else 1.
+func (q Query) writePenalty() float64 {
 	switch {
 	case q.question:
 		return questionPenalty
@@ -327,9 +327,10 @@ func (sc *scratch) matchAlt(st *stats, ix *Index, a alt, idf float64) {
 }
 
 // adjust applies to the scores in sc.acc what depends on the whole query:
-// a question's penalty on tools that write, and the name's coverage.
+// the penalty of a question, or of a request that names no action, on
+// tools that write, and the name's coverage.
 func (sc *scratch) adjust(ix *Index, q Query) {
-	if penalty := q.lookPenalty(); penalty != 1 {
+	if penalty := q.writePenalty(); penalty != 1 {
 		for _, w := range ix.writes {
 			sc.acc[w].score *= float32(penalty)
 		}

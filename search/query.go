@@ -39,8 +39,8 @@ var weightShape = 1.0
 var weightContext = 0.9
 
 // weightTopic is the weight of a word after a topic's marker (isTopic):
-// "kubernetes" in "what do I have stored in memory about kubernetes" is
-// what to look for in memory, not a reason to rank the Kubernetes tools.
+// "kubernetes" in "search memory for notes about kubernetes" is what to
+// look for in memory, not a reason to rank the Kubernetes tools.
 var weightTopic = 0.4
 
 // weightValueWord is the weight of a word inside a value the query holds:

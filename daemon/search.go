@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/search"
 )
@@ -38,8 +39,9 @@ func (ix *snapIndex) docsOf(raws []json.RawMessage) map[string]*search.Doc {
 
 // searchIndex indexes the view's tools with their search documents (from
 // docsOf, called once per view: the view and the documents both belong to
-// one snapshot), in the view's order; instructions are the server's.
-func (v *toolView) searchIndex(docsOf func() map[string]*search.Doc, instructions string) *search.Index {
+// one snapshot), in the view's order, with what the snapshot's server says
+// of itself (its name, title and instructions).
+func (v *toolView) searchIndex(docsOf func() map[string]*search.Doc, snap *cache.Snapshot) *search.Index {
 	v.searchOnce.Do(func() {
 		byName := docsOf()
 		var docs []*search.Doc
@@ -49,11 +51,12 @@ func (v *toolView) searchIndex(docsOf func() map[string]*search.Doc, instruction
 				docs = append(docs, doc)
 			}
 		}
-		var server *search.Doc
-		if instructions != "" {
-			server = search.NewServerDoc(instructions)
+		server := search.Server{Instructions: snap.Instructions}
+		var info struct{ Name, Title string }
+		if json.Unmarshal(snap.ServerInfo, &info) == nil {
+			server.Name, server.Title = info.Name, info.Title
 		}
-		v.search = search.NewIndex(docs, server)
+		v.search = search.NewIndex(docs, search.NewServerDoc(server))
 	})
 	return v.search
 }
@@ -110,7 +113,7 @@ func (d *daemon) serveSearch(w http.ResponseWriter, r *http.Request) error {
 		// filters apply through the view, which indexes its tools once.
 		indexes = append(indexes, view.searchIndex(func() map[string]*search.Doc {
 			return view.idx.derived.docsOf(snap.Tools)
-		}, snap.Instructions))
+		}, snap))
 		views = append(views, view)
 	}
 	tool := func(h search.Hit) *api.Tool { return views[h.Index].searchTools[h.Doc] }

@@ -24,6 +24,18 @@ func TestSearchRoute(t *testing.T) {
 	}) {
 		t.Errorf("why: %+v", why)
 	}
+	// The server's own name (serverInfo: mcpx-fixture) is a field of each
+	// of its tools.
+	d.mustOK(http.MethodGet, api.PathSearch+"?q="+q("fixture note"), nil, &sr)
+	if len(sr.Results) == 0 || !slices.ContainsFunc(sr.Results[0].Why, func(m api.SearchMatch) bool {
+		return m.Word == "fixture" && slices.Equal(m.Fields, []string{"server name"})
+	}) {
+		t.Errorf("fixture note: %+v", sr.Results)
+	}
+	// The namespace (the user's name for the server) is never a word.
+	if code, _ := d.do(http.MethodGet, api.PathSearch+"?q=fx", nil, &sr); code != http.StatusOK || len(sr.Results) != 0 {
+		t.Errorf("fx: %d %+v", code, sr.Results)
+	}
 	// An address is a word of the query, not a namespace filter.
 	d.mustOK(http.MethodGet, api.PathSearch+"?q="+q("note at localhost:3000"), nil, &sr)
 	if len(sr.Results) == 0 {

@@ -6,26 +6,27 @@ import (
 )
 
 // TestAblate measures the ranker with one rule off at a time, on the
-// development and unseen intents, aggregates only: a rule stays if the
-// development set does not lose by it and the unseen set does not fall
+// development, unseen and fresh intents (and the held-out set's recall@5
+// and MRR), aggregates only: a rule stays if the sets whose misses were
+// studied do not lose by it and the held-out set does not fall
 // (MCPX_SEARCH_ABLATE=1; =base prints the ranker as it is, alone).
 func TestAblate(t *testing.T) {
 	if os.Getenv("MCPX_SEARCH_ABLATE") == "" {
 		t.Skip("MCPX_SEARCH_ABLATE=1 runs it")
 	}
 	c := loadCorpus(t)
-	dev, unseen := loadIntents(t, "dev"), loadIntents(t, "unseen")
+	dev, unseen, fresh, heldout := loadIntents(t, "dev"), loadIntents(t, "unseen"), loadIntents(t, "fresh"), loadIntents(t, "heldout")
 	row := func(name string) {
 		r := mcpxRanker(c)
-		d, u := evaluate(r, dev), evaluate(r, unseen)
-		t.Logf("| %-28s | %.2f | %.2f | %.3f | %.2f | %.2f | %.3f |", name, d.r1, d.r5, d.mrr, u.r1, u.r5, u.mrr)
+		d, u, f, h := evaluate(r, dev), evaluate(r, unseen), evaluate(r, fresh), evaluate(r, heldout)
+		t.Logf("| %-28s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |", name, d.r1, d.r5, d.mrr, u.r1, u.r5, u.mrr, f.r1, f.r5, f.mrr, h.r5, h.mrr)
 	}
 	set := func(p *float64, v float64) func() {
 		keep := *p
 		*p = v
 		return func() { *p = keep }
 	}
-	t.Logf("| ablation | dev r@1 | dev r@5 | dev MRR | unseen r@1 | unseen r@5 | unseen MRR |")
+	t.Logf("| ablation | dev r@1 | dev r@5 | dev MRR | unseen r@1 | unseen r@5 | unseen MRR | fresh r@1 | fresh r@5 | fresh MRR | held-out r@5 | held-out MRR |")
 	row("none")
 	if os.Getenv("MCPX_SEARCH_ABLATE") == "base" {
 		return
@@ -35,6 +36,7 @@ func TestAblate(t *testing.T) {
 		off  func() func()
 	}{
 		{"question penalty", func() func() { return set(&questionPenalty, 1) }},
+		{"look penalty", func() func() { return set(&lookPenalty, 1) }},
 		{"request frames", func() func() {
 			keep := frames
 			frames = nil
@@ -54,9 +56,11 @@ func TestAblate(t *testing.T) {
 		{"second hop", func() func() { return set(&weightSecondHop, 0) }},
 		{"name coverage", func() func() { return set(&nameCoverage, 0) }},
 		{"context weight", func() func() { return set(&weightContext, 1) }},
+		{"topic weight", func() func() { return set(&weightTopic, weightContext) }},
 		{"value words", func() func() { return set(&weightValueWord, 1) }},
 		{"value kinds", func() func() { return set(&weightShape, 0) }},
 		{"instructions", func() func() { return set(&fieldWeight[FieldInstructions], 0) }},
+		{"server name", func() func() { return set(&fieldWeight[FieldServer], 0) }},
 		{"title", func() func() { return set(&fieldWeight[FieldTitle], 0) }},
 		{"param names", func() func() { return set(&fieldWeight[FieldParam], 0) }},
 		{"param descriptions", func() func() { return set(&fieldWeight[FieldParamDesc], 0) }},

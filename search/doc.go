@@ -4,7 +4,8 @@
 // A tool is indexed as a document of fields (ParseTool, NewDoc): its name
 // (split at _, -, . and camelCase), title, description, parameter names,
 // parameter descriptions and enum values, and — shared by every tool of a
-// server — the server's instructions (NewServerDoc). Words are lower-cased,
+// server — the server's instructions and its own name and title
+// (NewServerDoc). Words are lower-cased,
 // stemmed (Porter) and stripped of common English words (Terms). The tools
 // of one server form an Index; a query (ParseQuery) is ranked over one or
 // more indexes as one collection (Rank) with BM25F: each field has its own
@@ -13,7 +14,10 @@
 // the words the thesaurus (thesaurus.txt) says stand for it — "ticket"
 // finds issues, "k8s" Kubernetes, "erase" delete — at a lower weight, and
 // a tool whose name the query's words cover is preferred over one that
-// only mentions them. Explain says which words matched in which fields.
+// only mentions them; a question, or a request that names no action (its
+// first word cannot be a verb: verbs.txt), prefers tools that look to
+// tools that change something. Explain says which words matched in which
+// fields.
 //
 // The package is a leaf (standard library only) and does no work at init,
 // so the CLI links it for its "did you mean" suggestions (Nearest,
@@ -38,6 +42,7 @@ const (
 	FieldParamDesc                 // parameter descriptions
 	FieldEnum                      // the values a parameter's enum allows
 	FieldInstructions              // the server's instructions, shared by its tools
+	FieldServer                    // the server's own name and title (serverInfo), shared by its tools
 	numFields
 )
 
@@ -58,6 +63,8 @@ func (f Field) String() string {
 		return "enum value"
 	case FieldInstructions:
 		return "server instructions"
+	case FieldServer:
+		return "server name"
 	}
 	return "unknown"
 }
@@ -198,9 +205,10 @@ func itemsOf(s *schema) *schema {
 	return &items
 }
 
-// Doc is one tool's indexed text: each term with how often it occurs in
-// each field, and each field's length in terms. Build it once per tool
-// definition (NewDoc); it is read-only after, safe to share.
+// Doc is one tool's indexed text (or a server's, NewServerDoc): each term
+// with how often it occurs in each field, and each field's length in
+// terms. Build it once per tool definition (NewDoc); it is read-only
+// after, safe to share.
 type Doc struct {
 	terms []docTerm // sorted by term
 	lens  [numFields]uint16
@@ -228,13 +236,42 @@ func NewDoc(t Tool) *Doc {
 	return b.doc()
 }
 
-// NewServerDoc indexes a server's instructions, a field every tool of the
-// server shares (NewIndex).
-func NewServerDoc(instructions string) *Doc {
+// Server is what search reads of a server, shared by all its tools: its
+// own name and title (serverInfo) and its instructions.
+type Server struct {
+	Name, Title, Instructions string
+}
+
+// NewServerDoc indexes what a server says of itself, fields every tool of
+// the server shares (NewIndex): its instructions, and its name and title
+// without the words any server's name may have ("memory-server", "Slack
+// MCP Server", "example-servers/postgres"), which say nothing of what it
+// does. It is nil when the server says nothing else.
+func NewServerDoc(s Server) *Doc {
 	b := newDocBuilder()
 	defer builders.Put(b)
-	b.add(FieldInstructions, instructions)
-	return b.doc()
+	b.add(FieldInstructions, s.Instructions)
+	b.add(FieldServer, ownWords(s.Name))
+	b.add(FieldServer, ownWords(s.Title))
+	d := b.doc()
+	if len(d.terms) == 0 {
+		return nil
+	}
+	return d
+}
+
+// ownWords is a server's name or title without the words that only say it
+// is an MCP server.
+func ownWords(name string) string {
+	var keep []string
+	for _, w := range words(name) {
+		switch strings.ToLower(w) {
+		case "server", "servers", "mcp", "example", "examples", "reference", "model", "context", "protocol":
+			continue
+		}
+		keep = append(keep, w)
+	}
+	return strings.Join(keep, " ")
 }
 
 type docBuilder struct {

@@ -10,7 +10,7 @@ type Index struct {
 	docs     []*Doc
 	nameLen  []uint16           // per document, its name's length in terms (side by side: every query reads them)
 	writes   []int32            // the documents whose names say they change something (isWriteVerb)
-	server   *Doc               // the server's instructions (nil: none)
+	server   *Doc               // the server's instructions, name and title (nil: none)
 	total    [numFields]float64 // per field, the sum of the documents' lengths
 	postings map[string][]posting
 }
@@ -24,7 +24,7 @@ type posting struct {
 }
 
 // NewIndex indexes docs (their order is the order Hit.Doc refers to);
-// server is the server's instructions (NewServerDoc), or nil.
+// server is what the server says of itself (NewServerDoc), or nil.
 func NewIndex(docs []*Doc, server *Doc) *Index {
 	ix := &Index{docs: docs, nameLen: make([]uint16, len(docs)), postings: map[string][]posting{}}
 	if server != nil && len(server.terms) > 0 {
@@ -36,7 +36,9 @@ func NewIndex(docs []*Doc, server *Doc) *Index {
 			ix.total[f] += float64(n)
 		}
 		if ix.server != nil {
-			ix.total[FieldInstructions] += float64(ix.server.lens[FieldInstructions])
+			for f := FieldInstructions; f < numFields; f++ {
+				ix.total[f] += float64(ix.server.lens[f])
+			}
 		}
 	}
 	// Each term's weight in each tool is computed here, once: field
@@ -67,7 +69,7 @@ func NewIndex(docs []*Doc, server *Doc) *Index {
 func (ix *Index) Len() int { return len(ix.docs) }
 
 // df is how many of ix's tools have term in some field (every tool, when
-// the server's instructions have it).
+// the server's instructions or name have it).
 func (ix *Index) df(term string) int {
 	if ix.server != nil {
 		if _, ok := ix.server.find(term); ok {

@@ -16,33 +16,35 @@ import (
 
 // The quality benchmark (testdata/README.md): real servers' tools, and
 // intents phrased as an agent states a task, each with its acceptable
-// answers. The ranker is measured on the development, the held-out and the
-// unseen intents beside plain BM25 over name + description + parameter names,
-// computed here on the same tools:
+// answers. The ranker is measured on every intent set beside plain BM25
+// over name + description + parameter names, computed here on the same
+// tools:
 //
 //	go test ./search -run Quality -v
 //	go test ./search -run Quality -v -args -misses dev   # the dev intents it gets wrong
 
 var (
-	missesOf = flag.String("misses", "", "print the misses of this intent set (dev, unseen; heldout and fresh are never looked at intent by intent)")
+	missesOf = flag.String("misses", "", "print the misses of this intent set (dev, unseen, fresh; heldout and blind4 are never looked at intent by intent)")
 	onlySet  = flag.String("set", "", "measure only this intent set (dev while tuning: the held-out set is never looked at then)")
 )
 
 // intentSets are the benchmark's intent sets, in the order they are
 // printed (testdata/README.md says how each was made).
-var intentSets = []string{"dev", "heldout", "unseen", "fresh"}
+var intentSets = []string{"dev", "heldout", "unseen", "fresh", "blind4"}
 
 // floors are, per intent set, the recall@5 and MRR@10 under which the
 // benchmark fails (a regression): just under what the ranker reaches
-// (dev 0.945 and 0.855, held-out 0.964 and 0.864, unseen 0.906 and
-// 0.795); the fresh set's, which is never tuned on, with a wider margin
-// (0.907 and 0.795; 0.885 and 0.770 when it was written). And the ranker
-// must stay above plain BM25 on every set.
+// (dev 0.951 and 0.861, held-out 0.982 and 0.874, unseen 0.897 and 0.803,
+// fresh 0.918 and 0.811); the blind4 set's, written blind before the
+// fourth round and only measured, with a wider margin (0.916 and 0.792;
+// 0.903 and 0.786 when it was written). And the ranker must stay above
+// plain BM25 on every set.
 var floors = map[string]struct{ recall5, mrr float64 }{
-	"dev":     {0.93, 0.84},
-	"heldout": {0.94, 0.85},
-	"unseen":  {0.89, 0.78},
-	"fresh":   {0.86, 0.76},
+	"dev":     {0.94, 0.85},
+	"heldout": {0.96, 0.86},
+	"unseen":  {0.89, 0.79},
+	"fresh":   {0.90, 0.80},
+	"blind4":  {0.89, 0.77},
 }
 
 // corpus is the recorded tools of every server.
@@ -51,10 +53,14 @@ type corpus struct {
 }
 
 type recorded struct {
-	Namespace    string            `json:"namespace"`
-	Instructions string            `json:"instructions"`
-	Tools        []json.RawMessage `json:"tools"`
-	parsed       []Tool
+	Namespace    string `json:"namespace"`
+	Instructions string `json:"instructions"`
+	ServerInfo   struct {
+		Name  string `json:"name"`
+		Title string `json:"title"`
+	} `json:"serverInfo"`
+	Tools  []json.RawMessage `json:"tools"`
+	parsed []Tool
 }
 
 func loadCorpus(t testing.TB) *corpus {
@@ -129,10 +135,7 @@ func (c *corpus) indexes() []*Index {
 		for i, tool := range s.parsed {
 			docs[i] = NewDoc(tool)
 		}
-		var server *Doc
-		if s.Instructions != "" {
-			server = NewServerDoc(s.Instructions)
-		}
+		server := NewServerDoc(Server{Name: s.ServerInfo.Name, Title: s.ServerInfo.Title, Instructions: s.Instructions})
 		indexes = append(indexes, NewIndex(docs, server))
 	}
 	return indexes
@@ -272,8 +275,8 @@ func TestQuality(t *testing.T) {
 	for _, set := range intentSets {
 		sets[set] = loadIntents(t, set)
 	}
-	if len(c.servers) < 10 || tools < 150 || len(sets["dev"])+len(sets["heldout"]) < 80 || len(sets["unseen"]) < 60 || len(sets["fresh"]) < 100 {
-		t.Fatalf("the benchmark is too small: %d servers, %d tools, %d development and held-out intents, %d unseen, %d fresh", len(c.servers), tools, len(sets["dev"])+len(sets["heldout"]), len(sets["unseen"]), len(sets["fresh"]))
+	if len(c.servers) < 10 || tools < 150 || len(sets["dev"])+len(sets["heldout"]) < 80 || len(sets["unseen"]) < 60 || len(sets["fresh"]) < 100 || len(sets["blind4"]) < 60 {
+		t.Fatalf("the benchmark is too small: %d servers, %d tools, %d development and held-out intents, %d unseen, %d fresh, %d blind4", len(c.servers), tools, len(sets["dev"])+len(sets["heldout"]), len(sets["unseen"]), len(sets["fresh"]), len(sets["blind4"]))
 	}
 	// Every acceptable answer is a recorded tool (a typo would make an
 	// intent impossible).
@@ -294,7 +297,7 @@ func TestQuality(t *testing.T) {
 	}
 
 	ours, base := mcpxRanker(c), plainBM25(c)
-	t.Logf("%d tools of %d servers; %d development, %d held-out, %d unseen and %d fresh intents", tools, len(c.servers), len(sets["dev"]), len(sets["heldout"]), len(sets["unseen"]), len(sets["fresh"]))
+	t.Logf("%d tools of %d servers; %d development, %d held-out, %d unseen, %d fresh and %d blind4 intents", tools, len(c.servers), len(sets["dev"]), len(sets["heldout"]), len(sets["unseen"]), len(sets["fresh"]), len(sets["blind4"]))
 	t.Logf("| intents | ranker | recall@1 | recall@5 | MRR@10 |")
 	t.Logf("| --- | --- | --- | --- | --- |")
 	for _, set := range intentSets {
@@ -302,8 +305,8 @@ func TestQuality(t *testing.T) {
 			continue
 		}
 		b, o := evaluate(base, sets[set]), evaluate(ours, sets[set])
-		t.Logf("| %s (%d) | plain BM25 (name + description + parameter names) | %.2f | %.2f | %.2f |", set, len(sets[set]), b.r1, b.r5, b.mrr)
-		t.Logf("| %s (%d) | mcpx search | %.2f | %.2f | %.2f |", set, len(sets[set]), o.r1, o.r5, o.mrr)
+		t.Logf("| %s (%d) | plain BM25 (name + description + parameter names) | %.3f | %.3f | %.3f |", set, len(sets[set]), b.r1, b.r5, b.mrr)
+		t.Logf("| %s (%d) | mcpx search | %.3f | %.3f | %.3f |", set, len(sets[set]), o.r1, o.r5, o.mrr)
 		if *missesOf == set {
 			for _, m := range o.misses {
 				t.Logf("miss: %s", m)

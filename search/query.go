@@ -13,6 +13,7 @@ import (
 type Query struct {
 	concepts []concept
 	question bool // the query asks something (isQuestion): it wants to look, not to change
+	look     bool // the query names no action (namesAction): it wants to look too
 }
 
 type concept struct {
@@ -26,7 +27,7 @@ type concept struct {
 // weightSecondHop scales an entry of an entry's thesaurus groups (two
 // steps from the query's word: "remember" → memory → knowledge graph),
 // on top of both steps' weights.
-var weightSecondHop = 0.5
+var weightSecondHop = 0.4
 
 // weightShape is the weight of the kind of a value the query holds
 // (https://…, notes.md, *.go, @alice): "file" for notes.md.
@@ -36,6 +37,11 @@ var weightShape = 1.0
 // (isPreposition): the namespace of "list the pods in the default
 // namespace" says where, the pods what.
 var weightContext = 0.9
+
+// weightTopic is the weight of a word after a topic's marker (isTopic):
+// "kubernetes" in "search memory for notes about kubernetes" is what to
+// look for in memory, not a reason to rank the Kubernetes tools.
+var weightTopic = 0.4
 
 // weightValueWord is the weight of a word inside a value the query holds:
 // the "config" and "ts" of src/config.ts name the file, not the tool.
@@ -81,7 +87,56 @@ func ParseQuery(text string) Query {
 			b.q.concepts = append(b.q.concepts, k)
 		}
 	}
+	b.q.look = !b.q.question && !namesAction(fields, b.q.concepts)
 	return b.q
+}
+
+// namesAction reports whether a request (its words, without frames, and
+// its concepts) names an action: it starts with a word that can be a verb
+// ("approve the PR", "draft a doc": a request's verb comes first, in its
+// base form), or one of its words is, or stands for, a verb tools' names
+// use ("a new page", "the ssh command"). A request that names only things
+// ("child blocks of block abc", "tasks due this week", "gitlab projects
+// named payments") wants to look at them.
+func namesAction(fields []string, concepts []concept) bool {
+	for _, f := range fields {
+		if w := normalWord(f); w != "" && !stopWords()[w] {
+			if isVerb(w) {
+				return true
+			}
+			break
+		}
+	}
+	for _, c := range concepts {
+		if c.shape {
+			continue
+		}
+		// The word itself, what a phrasal verb points to (its own weight
+		// is 0) or a thesaurus entry at least related; not a second step.
+		for _, a := range c.alts {
+			if (a.weight == 0 || a.weight >= 0.5) && isNameVerb(a.term) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isNameVerb reports whether a term (stemmed) is a verb tools' names use
+// for their action: those that change something (isWriteVerb) and those
+// that look or act otherwise (get_issue, search_code, take_screenshot).
+func isNameVerb(t string) bool {
+	if isWriteVerb(t) {
+		return true
+	}
+	switch t {
+	case "get", "list", "read", "search", "find", "retriev", "queri", "fetch", "view", "show", "describ", "explain",
+		"take", "run", "execut", "open", "press", "click", "type", "select", "hover", "navig", "wait", "handl",
+		"emul", "evalu", "fill", "drag", "resiz", "echo", "trigger", "simul", "perform", "convert", "calcul",
+		"reconnect", "forward", "stop", "start", "restart", "ping", "check", "look", "load", "download", "export", "import":
+		return true
+	}
+	return false
 }
 
 // queryToken is one token of a query with its weight: 1, less after a
@@ -96,6 +151,7 @@ type queryToken struct {
 // queryWords is what ParseQuery reads from a query's words before it
 // builds concepts: the tokens, the kinds of the values, the cues.
 type queryWords struct {
+	topic  bool // after a topic's marker (isTopic), in the same clause
 	tokens []queryToken
 	kinds  []concept
 	cues   []string
@@ -153,9 +209,15 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 	if isPreposition(lower) {
 		context = true
 	}
+	if isTopic(lower) {
+		qw.topic = true
+	}
 	w := 1.0
 	if context {
 		w = weightContext
+	}
+	if qw.topic && !isTopic(lower) {
+		w = weightTopic // instead of weightContext
 	}
 	kind := shapeOf(f)
 	if kind == "" && i+1 < len(fields) && strings.HasSuffix(f, ",") && isCoordinates(f+strings.TrimRight(fields[i+1], ",;.")) {
@@ -177,6 +239,7 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 	}
 	if lower == "and" || lower == "then" || lower == "or" || endsClause(f) {
 		context = false // a new clause
+		qw.topic = false
 	}
 	return context
 }
@@ -352,6 +415,18 @@ func withoutFrames(fields []string) []string {
 		i += n
 	}
 	return out
+}
+
+// isTopic reports whether a query's word says that the words after it (in
+// the same clause) are what the tool's content is about, or its name:
+// "search memory for anything about deadlines", "the page titled
+// Roadmap". They name what the tool will look for, not the tool.
+func isTopic(w string) bool {
+	switch w {
+	case "about", "regarding", "concerning", "mentioning", "titled", "named", "called":
+		return true
+	}
+	return false
 }
 
 // isPreposition: the words after it (in the same clause) say where or of

@@ -18,14 +18,15 @@ import (
 // query's words. Fields are weighted and length-normalised apart, so a long
 // parameter description neither drowns a word in the name nor gains by its
 // length; avglen is the average over the tool's own server (an Index), so t
-// is computed once, when the index is built. The server's instructions are
-// one more field of each of its tools (normalised by the average over the
-// servers searched). idf is taken over every tool searched. Then the name
+// is computed once, when the index is built. The server's instructions and
+// its own name and title are two more fields of each of its tools
+// (normalised by the average over the servers searched): "in memory" finds
+// the tools of "memory-server", whose tools never say "memory". idf is taken over every tool searched. Then the name
 // decides among tools that all mention the query's
 // words: a tool's score grows by up to nameCoverage times itself as the
 // query covers more of its name's words; and when the query is a question,
 // a tool whose name says it changes something is scaled by
-// questionPenalty.
+// questionPenalty, when it names no action at all, by lookPenalty.
 //
 // Weights tuned on the development intents (testdata/README.md). A rule
 // stays only if those do not lose by it and the unseen intents' aggregates
@@ -40,6 +41,7 @@ var fieldWeight = [numFields]float64{
 	FieldParamDesc:    0.8,
 	FieldEnum:         0.75,
 	FieldInstructions: 0.15,
+	FieldServer:       0.8,
 }
 
 // fieldB is BM25's length normalisation per field (0: none, 1: full).
@@ -51,6 +53,7 @@ var fieldB = [numFields]float64{
 	FieldParamDesc:    0.3,
 	FieldEnum:         0.5,
 	FieldInstructions: 0.75,
+	FieldServer:       0,
 }
 
 // questionPenalty scales a tool whose name says it changes something
@@ -59,6 +62,24 @@ var fieldB = [numFields]float64{
 // look — "which channels can I post in" wants the channels, "when was it
 // created" a date.
 var questionPenalty = 0.5
+
+// lookPenalty scales a tool whose name says it changes something when the
+// query names no action at all (Query.look): "child blocks of block abc"
+// wants the children, not to append some.
+var lookPenalty = 0.8
+
+// writePenalty is what scales the tools whose names say they change
+// something, for q: questionPenalty for a question, lookPenalty for a
+// request that names no action, else 1.
+func (q Query) writePenalty() float64 {
+	switch {
+	case q.question:
+		return questionPenalty
+	case q.look:
+		return lookPenalty
+	}
+	return 1
+}
 
 // isWriteVerb reports whether a name's term (stemmed) is a verb that
 // changes something.
@@ -204,7 +225,7 @@ type scratch struct {
 	acc     []toolAcc    // per tool of the index: the score so far
 	cur     []conceptAcc // per tool: the current concept's best alternative
 	touched []int32      // the tools cur holds something for
-	tfs     []float64    // per tool: an alternative's weight, when its server's instructions have it
+	tfs     []float64    // per tool: an alternative's weight, when its server's instructions or name have it
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -258,10 +279,14 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 // matchAlt keeps in sc.cur, for every tool that has alternative a of the
 // current concept (at idf), a's match if it is the concept's best so far.
 func (sc *scratch) matchAlt(st *stats, ix *Index, a alt, idf float64) {
-	var shared float64 // the instructions' part, the same for every tool
+	var shared float64 // the server's part (instructions, name), the same for every tool
 	if ix.server != nil {
 		if tf, ok := ix.server.find(a.term); ok {
-			shared = fieldNorm(FieldInstructions, tf[FieldInstructions], ix.server.lens[FieldInstructions], st.avg[FieldInstructions])
+			for f := FieldInstructions; f < numFields; f++ {
+				if tf[f] != 0 {
+					shared += fieldNorm(f, tf[f], ix.server.lens[f], st.avg[f])
+				}
+			}
 		}
 	}
 	postings := ix.postings[a.term]
@@ -290,7 +315,7 @@ func (sc *scratch) matchAlt(st *stats, ix *Index, a alt, idf float64) {
 	if shared == 0 {
 		return
 	}
-	// Every tool of the server has the term in its instructions.
+	// Every tool of the server has the term in its instructions or name.
 	for d, t := range sc.tfs {
 		t += shared
 		c := &sc.cur[d]
@@ -302,11 +327,12 @@ func (sc *scratch) matchAlt(st *stats, ix *Index, a alt, idf float64) {
 }
 
 // adjust applies to the scores in sc.acc what depends on the whole query:
-// a question's penalty on tools that write, and the name's coverage.
+// the penalty of a question, or of a request that names no action, on
+// tools that write, and the name's coverage.
 func (sc *scratch) adjust(ix *Index, q Query) {
-	if q.question {
+	if penalty := q.writePenalty(); penalty != 1 {
 		for _, w := range ix.writes {
-			sc.acc[w].score *= float32(questionPenalty)
+			sc.acc[w].score *= float32(penalty)
 		}
 	}
 	for d := range sc.acc {
@@ -337,8 +363,12 @@ func explain(ix *Index, d int, q Query) []Match {
 				}
 			}
 			if ix.server != nil {
-				if _, ok := ix.server.find(a.term); ok {
-					fields = append(fields, FieldInstructions)
+				if tf, ok := ix.server.find(a.term); ok {
+					for f := FieldInstructions; f < numFields; f++ {
+						if tf[f] != 0 {
+							fields = append(fields, f)
+						}
+					}
 				}
 			}
 			if len(fields) == 0 {

@@ -169,13 +169,75 @@ func TestRankLimitIsTopOfRanking(t *testing.T) {
 func TestRankInstructions(t *testing.T) {
 	docs := []*Doc{NewDoc(Tool{Name: "run", Description: "Run it."}), NewDoc(Tool{Name: "stop", Description: "Stop it."})}
 	other := []*Doc{NewDoc(Tool{Name: "run", Description: "Run something else."})}
-	indexes := []*Index{NewIndex(docs, NewServerDoc("Tools of the Acme build farm.")), NewIndex(other, nil)}
+	indexes := []*Index{NewIndex(docs, NewServerDoc(Server{Instructions: "Tools of the Acme build farm."})), NewIndex(other, nil)}
 	hits := Rank(indexes, ParseQuery("run acme"), 0, func(a, b Hit) int { return a.Index - b.Index })
 	if len(hits) != 3 || hits[0].Index != 0 || hits[0].Doc != 0 {
 		t.Fatalf("hits: %+v", hits)
 	}
 	if !slices.ContainsFunc(hits[0].Why, func(m Match) bool { return m.Word == "acme" && slices.Equal(m.Fields, []Field{FieldInstructions}) }) {
 		t.Errorf("why: %+v", hits[0].Why)
+	}
+}
+
+// The server's own name is a field every tool of the server shares, without
+// the words that only say it is a server: "memory" finds the tools of
+// memory-server, whose names and descriptions never say it.
+func TestRankServerName(t *testing.T) {
+	memory := []*Doc{NewDoc(Tool{Name: "create_entities", Description: "Create entities in the knowledge graph"})}
+	files := []*Doc{NewDoc(Tool{Name: "write_file", Description: "Create a new file"})}
+	indexes := []*Index{
+		NewIndex(files, NewServerDoc(Server{Name: "secure-filesystem-server"})),
+		NewIndex(memory, NewServerDoc(Server{Name: "memory-server", Title: "Memory MCP Server"})),
+	}
+	hits := Rank(indexes, ParseQuery("create something in memory"), 0, func(a, b Hit) int { return a.Index - b.Index })
+	if len(hits) != 2 || hits[0].Index != 1 {
+		t.Fatalf("hits: %+v", hits)
+	}
+	if !slices.ContainsFunc(hits[0].Why, func(m Match) bool { return m.Word == "memory" && slices.Equal(m.Fields, []Field{FieldServer}) }) {
+		t.Errorf("why: %+v", hits[0].Why)
+	}
+	// "server" is in both names and says nothing: no tool matches it.
+	if hits := Rank(indexes, ParseQuery("server"), 0, func(a, b Hit) int { return a.Index - b.Index }); len(hits) != 0 {
+		t.Errorf("server matched %+v", hits)
+	}
+	if NewServerDoc(Server{Name: "example-servers/mcp-server"}) != nil {
+		t.Error("a server whose name says only that it is a server has a document")
+	}
+}
+
+// A request that names no action wants to look, as a question does: the
+// tool that reads block children before the one that adds some. One that
+// starts with a verb, or has a word for a tool's action, acts.
+func TestRankLook(t *testing.T) {
+	docs := []*Doc{
+		NewDoc(Tool{Name: "add_block_children", Description: "Add block children"}),
+		NewDoc(Tool{Name: "get_block_children", Description: "Retrieve block children"}),
+	}
+	indexes := []*Index{NewIndex(docs, nil)}
+	tie := func(a, b Hit) int { return a.Doc - b.Doc }
+	for q, want := range map[string]int{
+		"child blocks of block abc":        1,
+		"add child blocks to block abc":    0,
+		"insert child blocks in block abc": 0,
+	} {
+		if hits := Rank(indexes, ParseQuery(q), 0, tie); len(hits) != 2 || hits[0].Doc != want {
+			t.Errorf("%q: %+v", q, hits)
+		}
+	}
+	for q, look := range map[string]bool{
+		"child blocks of notion block abc":      true,
+		"tasks in the notion database due soon": true, // a plural noun: a request's verb is in its base form
+		"gitlab projects named payments":        true,
+		"approve the PR":                        false, // a verb first
+		"draft a meeting-notes doc":             false,
+		"please comment on the doc":             false, // after the request's frame
+		"a new page under Projects":             false, // new stands for create
+		"set up a database":                     false, // a phrasal verb
+		"which pods are failing":                false, // a question: questionPenalty instead
+	} {
+		if got := ParseQuery(q).look; got != look {
+			t.Errorf("ParseQuery(%q).look = %v, want %v", q, got, look)
+		}
 	}
 }
 
@@ -201,6 +263,11 @@ func TestParseQuery(t *testing.T) {
 		"find *.go under src/":     {"find=find", "go=go@0.25", "src=src@0.23", "*.go=pattern", "src/=directori"},
 		// Words after a preposition say where, not what.
 		"list pods in the namespace": {"list=list", "pods=pod", "namespace=namespac@0.9"},
+		// Words after "about", "named"… are what the tool looks for, not the
+		// tool: they count less than words after another preposition,
+		// until the clause ends.
+		"search memory for notes about the k8s upgrade": {"search=search", "memory=memori", "notes=note@0.9", "k8s=k8s@0.4", "upgrade=upgrad@0.4"},
+		"find the page titled Roadmap, then archive it": {"find=find", "page=page", "titled=titl", "roadmap=roadmap@0.4", "archive=archiv"},
 		// A cue: a common word that points to what is asked for.
 		"when was it changed": {"changed=chang", "when=when@0"},
 		// A verb and its particle: only its thesaurus entries count; the

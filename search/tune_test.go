@@ -15,6 +15,11 @@ func TestTune(t *testing.T) {
 	}
 	c := loadCorpus(t)
 	dev := loadIntents(t, "dev")
+	if os.Getenv("MCPX_SEARCH_TUNE") == "studied" {
+		// Every set whose misses have been studied: development, unseen
+		// and fresh (testdata/README.md); held-out and blind4 stay out.
+		dev = append(append(dev, loadIntents(t, "unseen")...), loadIntents(t, "fresh")...)
+	}
 	objective := func() float64 {
 		s := evaluate(mcpxRanker(c), dev)
 		return s.mrr + 0.5*s.r5
@@ -30,6 +35,8 @@ func TestTune(t *testing.T) {
 		{"paramdesc", &fieldWeight[FieldParamDesc], []float64{0.1, 0.25, 0.4, 0.6, 0.8, 1}},
 		{"enum", &fieldWeight[FieldEnum], []float64{0.2, 0.35, 0.5, 0.75, 1}},
 		{"instructions", &fieldWeight[FieldInstructions], []float64{0, 0.1, 0.15, 0.3}},
+		{"server", &fieldWeight[FieldServer], []float64{0, 0.3, 0.5, 0.8, 1, 1.5}},
+		{"topic", &weightTopic, []float64{0.2, 0.4, 0.6, 0.9}},
 		{"bname", &fieldB[FieldName], []float64{0, 0.3, 0.5, 0.75}},
 		{"bdesc", &fieldB[FieldDescription], []float64{0.3, 0.5, 0.75, 0.9}},
 		{"bparamdesc", &fieldB[FieldParamDesc], []float64{0.3, 0.5, 0.75, 0.9}},
@@ -41,6 +48,7 @@ func TestTune(t *testing.T) {
 		{"valueword", &weightValueWord, []float64{0, 0.1, 0.25, 0.4, 0.6, 1}},
 		{"context", &weightContext, []float64{0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1}},
 		{"question", &questionPenalty, []float64{0.3, 0.4, 0.5, 0.6, 0.8, 1}},
+		{"look", &lookPenalty, []float64{0.5, 0.6, 0.7, 0.8, 0.9, 1}},
 		{"secondhop", &weightSecondHop, []float64{0, 0.3, 0.5, 0.7, 1}},
 	}
 	best := objective()

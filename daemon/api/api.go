@@ -213,7 +213,7 @@ type SearchHit struct {
 // it matched through, when not the word itself ("ticket" via "issue",
 // "notes.md" via "file"); and the fields of the tool that have it: "name",
 // "title", "description", "parameter", "parameter description", "enum
-// value", "server instructions".
+// value", "server instructions", "server name".
 type SearchMatch struct {
 	Word   string   `json:"word"`
 	Via    string   `json:"via,omitempty"`

@@ -51,6 +51,7 @@ func serveStdio(ctx context.Context, f *front, in io.Reader, out io.Writer) erro
 	err := ss.Listen(ctx, toMCP, w)
 	toMCP.Close()
 	st.wg.Wait()
+	st.workers.stop()
 	return err
 }
 
@@ -82,6 +83,8 @@ type stdioCalls struct {
 
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc // by JSON-RPC id, as written
+
+	workers workers // run the calls
 }
 
 // read passes every line of in to mcp-go (feed) but the calls it answers.
@@ -156,7 +159,7 @@ func (st *stdioCalls) take(line []byte) bool {
 	st.inflight[id] = cancel
 	st.mu.Unlock()
 	st.wg.Add(1)
-	go func() {
+	st.workers.run(func() {
 		defer st.wg.Done()
 		defer func() {
 			st.mu.Lock()
@@ -165,7 +168,7 @@ func (st *stdioCalls) take(line []byte) bool {
 			cancel()
 		}()
 		st.answer(ctx, m.ID, e, m.Params.Arguments, token)
-	}()
+	})
 	return true
 }
 

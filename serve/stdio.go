@@ -200,16 +200,15 @@ func (st *stdioCalls) answer(ctx context.Context, id json.RawMessage, e entry, a
 			}
 		}()
 		res, _ := st.f.call(ctx, e, args, token, mcp.MultiRoundTripParams{}) // failures are isError results
-		b, err := json.Marshal(res)
-		if err != nil {
-			body = errorResponse(id, mcp.INTERNAL_ERROR, fmt.Sprintf("encode the result: %v", err))
-			return
-		}
-		body = make([]byte, 0, len(b)+len(id)+40)
+		body = make([]byte, 0, 256)
 		body = append(body, `{"jsonrpc":"2.0","id":`...)
 		body = append(body, id...)
 		body = append(body, `,"result":`...)
-		body = append(body, b...)
+		var err error
+		if body, err = appendToolResult(body, res); err != nil {
+			body = errorResponse(id, mcp.INTERNAL_ERROR, fmt.Sprintf("encode the result: %v", err))
+			return
+		}
 		body = append(body, "}\n"...)
 	}()
 	if st.wasCancelled(id) {

@@ -350,11 +350,23 @@ func TestWatchedLoadSeesOtherProcesses(t *testing.T) {
 	if _, err := c.Load(h); !errors.As(err, &miss) || miss.Reason != ReasonNoSnapshot {
 		t.Fatalf("after another process's Invalidate: %v", err)
 	}
+	// A server with no ref is remembered too (a daemon with hundreds of
+	// servers never read would stat each ref on every `ls`), until the
+	// watch sees a ref appear.
+	c.mu.Lock()
+	m := c.memo[h]
+	c.mu.Unlock()
+	if m.miss == nil || m.snap != nil {
+		t.Fatalf("a missing ref is not remembered: %+v", m)
+	}
 
 	if err := other.Save(&Snapshot{ServerHash: h, Tools: []json.RawMessage{json.RawMessage(`{"name":"c"}`)}}); err != nil {
 		t.Fatal(err)
 	}
-	_ = tool()
+	settled()
+	if got := tool(); got != `{"name":"c"}` {
+		t.Fatalf("after another process's Save of a server it had no ref of: %s", got)
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}

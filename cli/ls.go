@@ -69,12 +69,16 @@ func (a *App) lsTools(ctx context.Context, cmd invocation, c *client.Client, ns 
 // lsNamespaces is `ls`: the table, then notes on stderr about untrusted,
 // unread and unavailable servers.
 func (a *App) lsNamespaces(ctx context.Context, cmd invocation, c *client.Client) error {
-	r, err := c.Namespaces(ctx)
+	if jsonOut(cmd) {
+		r, err := c.Namespaces(ctx)
+		if err != nil {
+			return err
+		}
+		return writeJSON(a.Stdout, r)
+	}
+	r, err := c.NamespacesBrief(ctx)
 	if err != nil {
 		return err
-	}
-	if jsonOut(cmd) {
-		return writeJSON(a.Stdout, r)
 	}
 	rows := make([][]string, 0, len(r.Namespaces))
 	untrusted := 0
@@ -132,6 +136,16 @@ func (a *App) noteUnread(nss []api.Namespace) {
 	case 1:
 		fmt.Fprintf(a.Stderr, "mcpx: %s has not been read yet; `mcpx refresh` reads it (or name it: `mcpx ls %s`).\n", unread[0], unread[0])
 	default:
-		fmt.Fprintf(a.Stderr, "mcpx: %s have not been read yet; `mcpx refresh` reads them.\n", strings.Join(unread, ", "))
+		named := min(len(unread), api.UnreadNamed)
+		fmt.Fprintf(a.Stderr, "mcpx: %s have not been read yet; `mcpx refresh` reads them.\n", someNames(unread[:named], len(unread)-named))
 	}
+}
+
+// someNames is "a, b, c" or, with more left out, "a, b, c and 495 more".
+func someNames(names []string, more int) string {
+	s := strings.Join(names, ", ")
+	if more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s
 }

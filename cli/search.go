@@ -49,7 +49,7 @@ func (a *App) searchRun(ctx context.Context, cmd invocation) error {
 	if err != nil {
 		return err
 	}
-	r, err := c.SearchIn(ctx, strings.Join(cmd.Args().Slice(), " "), cmd.String("ns"), int(limit))
+	r, err := c.SearchIn(ctx, strings.Join(cmd.Args().Slice(), " "), cmd.String("ns"), int(limit), !jsonOut(cmd))
 	if err != nil {
 		return err
 	}
@@ -63,12 +63,12 @@ func (a *App) searchRun(ctx context.Context, cmd invocation) error {
 	if err := table(a.Stdout, nil, rows); err != nil {
 		return err
 	}
-	switch len(r.Unread) {
+	switch len(r.Unread) + r.UnreadMore {
 	case 0:
 	case 1:
 		fmt.Fprintf(a.Stderr, "mcpx: %s has not been read yet and was not searched; `mcpx refresh` reads it.\n", r.Unread[0])
 	default:
-		fmt.Fprintf(a.Stderr, "mcpx: %s have not been read yet and were not searched; `mcpx refresh` reads them.\n", strings.Join(r.Unread, ", "))
+		fmt.Fprintf(a.Stderr, "mcpx: %s have not been read yet and were not searched; `mcpx refresh` reads them.\n", someNames(r.Unread, r.UnreadMore))
 	}
 	if len(r.Results) == 0 && len(r.Unread) == 0 {
 		fmt.Fprintln(a.Stderr, "mcpx: no tool matches.")

@@ -79,24 +79,31 @@ func (c *Client) CallStreamWith(ctx context.Context, req api.CallRequest, h Stre
 		req.Cwd = c.dir
 	}
 	req.Stream = true
-	const path = api.PathCall
+	return c.stream(ctx, api.PathCall, req.Namespace, req, h)
+}
+
+// stream posts body, a request of server ns that asked for a streamed
+// answer (a call, a read, a prompt), to path, and reads the answer as a
+// call's: frames to h, the server's questions answered through h, the
+// result frame's CallResponse returned. Bounded as a call of ns.
+func (c *Client) stream(ctx context.Context, path, ns string, body any, h StreamHooks) (*api.CallResponse, error) {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Questions asked together are answered at once, each on its own; they
 	// end with the call (after its connection is released).
-	b := &streamBound{bound: c.callBound(req.Namespace)}
+	b := &streamBound{bound: c.callBound(ns)}
 	defer func() { cancel(); b.together.Wait() }()
 	var timedOut atomic.Bool
 	b.timer = time.AfterFunc(b.bound, func() { timedOut.Store(true); cancel() })
 	defer b.timer.Stop()
-	cn, resp, err := c.send(parent, withBound(ctx, b.bound), "POST", path, path, req)
+	cn, resp, err := c.send(parent, withBound(ctx, b.bound), "POST", path, path, body)
 	if err != nil {
 		return nil, err
 	}
 	stop := context.AfterFunc(ctx, func() { cn.Close() })
 	defer c.release(cn, resp, stop)
-	if r, plain, err := plainCallAnswer(resp); plain {
+	if r, plain, err := plainCallAnswer(path, resp); plain {
 		return r, err
 	}
 	rd := bufio.NewReader(resp.Body)
@@ -126,7 +133,7 @@ func (c *Client) CallStreamWith(ctx context.Context, req api.CallRequest, h Stre
 			case parent.Err() != nil:
 				return nil, fmt.Errorf("POST %s: %w", path, parent.Err())
 			case timedOut.Load():
-				return nil, fmt.Errorf("POST %s on %s: %w: no answer within %s", path, c.socket, ErrDaemonUnavailable, c.callBound(req.Namespace))
+				return nil, fmt.Errorf("POST %s on %s: %w: no answer within %s", path, c.socket, ErrDaemonUnavailable, c.callBound(ns))
 			case errors.Is(err, io.EOF):
 				err = io.ErrUnexpectedEOF
 			}
@@ -147,8 +154,7 @@ type streamBound struct {
 // plainCallAnswer reads an answer to a streamed call that is not a stream:
 // an error status, or the plain document of a daemon that does not stream.
 // plain is false for a stream, which the caller reads.
-func plainCallAnswer(resp *h1.Response) (r *api.CallResponse, plain bool, err error) {
-	const path = api.PathCall
+func plainCallAnswer(path string, resp *h1.Response) (r *api.CallResponse, plain bool, err error) {
 	if resp.Status < 200 || resp.Status > 299 {
 		data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 		if err != nil {

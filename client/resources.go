@@ -60,3 +60,32 @@ func (c *Client) Prompt(ctx context.Context, req api.PromptRequest) (*api.Prompt
 	}
 	return &r, nil
 }
+
+// ReadStream reads a resource as Read does, asking for a streamed answer
+// (POST /v1/read with Stream): what the server asks meanwhile goes to h,
+// as during CallStreamWith, and its frames too. Bounded as a call.
+func (c *Client) ReadStream(ctx context.Context, req api.ReadRequest, h StreamHooks) (*api.ReadResponse, error) {
+	if req.Cwd == "" {
+		req.Cwd = c.dir
+	}
+	req.Stream = true
+	r, err := c.stream(ctx, api.PathRead, req.Namespace, req, h)
+	if err != nil {
+		return nil, err
+	}
+	return &api.ReadResponse{Result: r.Result, Blobs: r.Blobs}, nil
+}
+
+// PromptStream gets a prompt as Prompt does, asking for a streamed answer
+// (POST /v1/prompt with Stream), as ReadStream.
+func (c *Client) PromptStream(ctx context.Context, req api.PromptRequest, h StreamHooks) (*api.PromptResponse, error) {
+	if req.Cwd == "" {
+		req.Cwd = c.dir
+	}
+	req.Stream = true
+	r, err := c.stream(ctx, api.PathPrompt, req.Namespace, req, h)
+	if err != nil {
+		return nil, err
+	}
+	return &api.PromptResponse{Result: r.Result}, nil
+}

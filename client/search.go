@@ -11,13 +11,18 @@ import (
 // Search ranks tools by the words of q (GET /v1/search), at most the
 // daemon's default number of results.
 func (c *Client) Search(ctx context.Context, q string) (*api.SearchResponse, error) {
-	return c.SearchIn(ctx, q, "", 0)
+	return c.SearchIn(ctx, q, "", 0, false)
 }
 
 // SearchIn ranks the tools of namespace ns (all when empty) by the words of
-// q, at most limit results (0: the daemon's default, 10).
-func (c *Client) SearchIn(ctx context.Context, q, ns string, limit int) (*api.SearchResponse, error) {
+// q, at most limit results (0: the daemon's default, 10). brief asks for
+// an answer that names only the first api.UnreadNamed namespaces never
+// read and counts the rest (what `mcpx search` prints).
+func (c *Client) SearchIn(ctx context.Context, q, ns string, limit int, brief bool) (*api.SearchResponse, error) {
 	v := url.Values{"q": {q}}
+	if brief {
+		v.Set("brief", "1")
+	}
 	if ns != "" {
 		v.Set("ns", ns)
 	}

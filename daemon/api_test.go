@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -434,6 +435,39 @@ func TestToolsBrief(t *testing.T) {
 		f := full.Tools[i]
 		if b.Name != f.Name || b.Summary != api.Summary(f.Description) {
 			t.Fatalf("brief tool %d = %+v, full %+v", i, b, f)
+		}
+	}
+}
+
+// GET /v1/namespaces?brief=1 (what `mcpx ls` reads) is the full listing
+// with only what a listing does not show left out: hash, transport,
+// sharing, scope, fetch time, and the source of a trusted server.
+func TestBriefNamespacesKeepWhatListingsShow(t *testing.T) {
+	_, d, _ := startFixture(t)
+	var rr api.RefreshResponse
+	d.mustOK(http.MethodPost, api.PathRefresh, api.RefreshRequest{Namespace: "fx"}, &rr)
+	d.do(http.MethodPost, api.PathRefresh, api.RefreshRequest{Namespace: "broken"}, &rr)
+	var full, brief api.NamespacesResponse
+	d.mustOK(http.MethodGet, api.PathNamespaces, nil, &full)
+	d.mustOK(http.MethodGet, api.PathNamespaces+"?brief=1", nil, &brief)
+	if len(brief.Namespaces) != len(full.Namespaces) || len(full.Namespaces) < 3 {
+		t.Fatalf("brief lists %d namespaces, full %d", len(brief.Namespaces), len(full.Namespaces))
+	}
+	states := map[string]bool{}
+	for i, f := range full.Namespaces {
+		states[f.State] = true
+		want := f
+		want.Transport, want.Sharing, want.Scope, want.ServerHash, want.FetchedAt = "", "", "", "", nil
+		if f.State != api.StateUntrusted {
+			want.Source = ""
+		}
+		if got := brief.Namespaces[i]; !reflect.DeepEqual(got, want) {
+			t.Errorf("brief row %d = %+v\nwant %+v", i, got, want)
+		}
+	}
+	for _, s := range []string{api.StateCached, api.StateError, api.StateUnread} {
+		if !states[s] {
+			t.Errorf("no namespace in state %q to compare (states: %v)", s, states)
 		}
 	}
 }

@@ -57,32 +57,9 @@ func (d *daemon) serveCall(w http.ResponseWriter, r *http.Request) error {
 		}
 		return writeCall(w, resp)
 	}
-	// Streamed: the answer starts now, saying whether the server has to
-	// start (reading its tools may be the first thing that waits for it);
-	// every later failure is the stream's error frame.
-	state := api.CallCalling
-	if d.pools.Live(st.hashes[s.Name]) == 0 {
-		state = api.CallStarting
-	}
-	stream := startStream(w)
-	defer stream.close()
-	if !req.NoStatus {
-		stream.send(api.StreamFrame{Status: &api.CallStatus{State: state, Namespace: s.Name}}, true)
-	}
-	resp, err := d.call(r, st, s, req, stream)
-	if err != nil {
-		var he *httpError
-		if !errors.As(err, &he) {
-			he = mapError(err)
-		}
-		if he.status >= 500 {
-			d.log.Printf("%s: %s", he.body.Code, he.body.Error)
-		}
-		stream.send(api.StreamFrame{Error: &he.body}, true)
-		return nil
-	}
-	stream.send(api.StreamFrame{Result: resp}, true)
-	return nil
+	return d.streamAnswer(w, st, s.Name, req.NoStatus, func(stream *frameStream) (*api.CallResponse, error) {
+		return d.call(r, st, s, req, stream)
+	})
 }
 
 // call runs one tool call for serveCall: the tool is looked up, the policy

@@ -28,8 +28,8 @@ func (d *daemon) serveComplete(w http.ResponseWriter, r *http.Request) error {
 	if err := json.Unmarshal(p, &head); err != nil || head.Ref == nil || head.Ref.Type == "" {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "a completion's params need a ref (ref/prompt or ref/resource)")
 	}
-	raw, err := d.forward(r, req.Namespace, head.Ref.Type, upstream.Caller{Session: req.Session, Cwd: req.Cwd, Idempotent: true}, "",
-		"completion/complete", json.RawMessage(p))
+	raw, err := d.forward(r, req.Namespace, head.Ref.Type, upstream.Caller{Session: req.Session, Cwd: req.Cwd, Idempotent: true},
+		d.forwardHooks(req.Namespace, "", api.Streamed{}, nil), "completion/complete", json.RawMessage(p))
 	if err != nil {
 		return err
 	}

@@ -140,6 +140,8 @@ type daemon struct {
 
 	tasks taskTable // tasks.go
 
+	subStreams subscribeStreams // resource subscription streams (subscribe.go)
+
 	// lns and unanswered let a stop answer every request it accepted
 	// (drain.go).
 	lns        listeners
@@ -254,6 +256,7 @@ func Run(ctx context.Context, ln net.Listener, opts Options) error {
 		IdleTimeout:       opts.IdleTimeout,
 		ErrorLog:          d.log,
 	}
+	srv.RegisterOnShutdown(d.subStreams.close)
 	ln = newLimitListener(ln, opts.MaxConns)
 	// The listener already queues connections, so the info file can
 	// announce the daemon just before the first Accept.

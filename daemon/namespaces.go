@@ -111,9 +111,43 @@ func annotationsAmbiguous(raw json.RawMessage) bool {
 	return n > 1
 }
 
+// serveNamespaces answers GET /v1/namespaces[?brief=1]. brief=1 leaves
+// out of each namespace what `mcpx ls` does not show (its hash, transport,
+// sharing, scope, fetch time, and its source unless untrusted): with
+// hundreds of servers the listing is a fifth of the bytes to write and
+// for the CLI to read.
 func (d *daemon) serveNamespaces(w http.ResponseWriter, r *http.Request) error {
 	st := d.state.Load()
-	return writeJSON(w, api.NamespacesResponse{Namespaces: d.namespaces(st), Unavailable: st.unavailable})
+	nss := d.namespaces(st)
+	if r.URL.Query().Get("brief") != "1" {
+		return writeJSON(w, api.NamespacesResponse{Namespaces: nss, Unavailable: st.unavailable})
+	}
+	rows := make([]namespaceRow, len(nss))
+	for i, n := range nss {
+		rows[i] = namespaceRow{Name: n.Name, Description: n.Description, Tools: n.Tools, Live: n.Live,
+			Replaced: n.Replaced, ExitsAfterAnswer: n.ExitsAfterAnswer, State: n.State, Error: n.Error}
+		if n.State == api.StateUntrusted {
+			rows[i].Source = n.Source
+		}
+	}
+	return writeJSON(w, struct {
+		Namespaces  []namespaceRow          `json:"namespaces"`
+		Unavailable []api.UnavailableSource `json:"unavailableSources,omitempty"`
+	}{rows, st.unavailable})
+}
+
+// namespaceRow is an api.Namespace of a brief listing: the same keys,
+// every one but name and state left out when empty.
+type namespaceRow struct {
+	Name             string `json:"name"`
+	Description      string `json:"description,omitempty"`
+	Source           string `json:"source,omitempty"`
+	Tools            int    `json:"tools,omitempty"`
+	Live             int    `json:"live,omitempty"`
+	Replaced         int    `json:"replaced,omitempty"`
+	ExitsAfterAnswer bool   `json:"exitsAfterAnswer,omitempty"`
+	State            string `json:"state"`
+	Error            string `json:"error,omitempty"`
 }
 
 // serveTools answers GET /v1/tools?ns=[&brief=1]. An unread namespace
@@ -336,6 +370,7 @@ func (d *daemon) list(ctx context.Context, st *state, name string) (*cache.Snaps
 				FetchedAt:         &now,
 				ProtocolVersion:   l.ProtocolVersion,
 				ServerInfo:        l.ServerInfo,
+				Capabilities:      l.Capabilities,
 				Instructions:      l.Instructions,
 				Tools:             l.Tools,
 				Prompts:           l.Prompts,

@@ -103,17 +103,37 @@ func (d *daemon) serveRead(w http.ResponseWriter, r *http.Request) error {
 	if req.Namespace == "" || req.URI == "" {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "a read needs a namespace and a URI")
 	}
-	if err := checkElicit(req.Elicit, false); err != nil {
+	if err := checkStreamed(req.Elicit, req.Streamed); err != nil {
 		return err
 	}
-	raw, err := d.forward(r, req.Namespace, req.URI, upstream.Caller{Session: req.Session, Cwd: req.Cwd, Idempotent: true}, req.Elicit,
-		"resources/read", map[string]string{"uri": req.URI})
+	read := func(stream *frameStream) (*api.ReadResponse, error) {
+		raw, err := d.forward(r, req.Namespace, req.URI, upstream.Caller{Session: req.Session, Cwd: req.Cwd, Idempotent: true},
+			d.forwardHooks(req.Namespace, req.Elicit, req.Streamed, stream), "resources/read", map[string]string{"uri": req.URI})
+		if err != nil {
+			return nil, err
+		}
+		resp, err := d.extractContents(raw)
+		if err != nil {
+			return nil, apiErr(http.StatusBadGateway, api.CodeTransport, "read %s on %s: %v", req.URI, req.Namespace, err)
+		}
+		return &resp, nil
+	}
+	if req.Stream {
+		st := d.state.Load()
+		if _, err := st.server(req.Namespace); err != nil {
+			return err
+		}
+		return d.streamAnswer(w, st, req.Namespace, req.NoStatus, func(stream *frameStream) (*api.CallResponse, error) {
+			resp, err := read(stream)
+			if err != nil {
+				return nil, err
+			}
+			return &api.CallResponse{Result: resp.Result, Blobs: resp.Blobs}, nil
+		})
+	}
+	resp, err := read(nil)
 	if err != nil {
 		return err
-	}
-	resp, err := d.extractContents(raw)
-	if err != nil {
-		return apiErr(http.StatusBadGateway, api.CodeTransport, "read %s on %s: %v", req.URI, req.Namespace, err)
 	}
 	return writeJSON(w, resp)
 }
@@ -127,7 +147,7 @@ func (d *daemon) servePrompt(w http.ResponseWriter, r *http.Request) error {
 	if req.Namespace == "" || req.Name == "" {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "a prompt needs a namespace and a name")
 	}
-	if err := checkElicit(req.Elicit, false); err != nil {
+	if err := checkStreamed(req.Elicit, req.Streamed); err != nil {
 		return err
 	}
 	st := d.state.Load()
@@ -143,11 +163,48 @@ func (d *daemon) servePrompt(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Arguments) > 0 {
 		params["arguments"] = req.Arguments
 	}
-	raw, err := d.forward(r, req.Namespace, req.Name, upstream.Caller{Session: req.Session, Cwd: req.Cwd, Idempotent: true}, req.Elicit, "prompts/get", params)
+	get := func(stream *frameStream) (json.RawMessage, error) {
+		return d.forward(r, req.Namespace, req.Name, upstream.Caller{Session: req.Session, Cwd: req.Cwd, Idempotent: true},
+			d.forwardHooks(req.Namespace, req.Elicit, req.Streamed, stream), "prompts/get", params)
+	}
+	if req.Stream {
+		return d.streamAnswer(w, st, req.Namespace, req.NoStatus, func(stream *frameStream) (*api.CallResponse, error) {
+			raw, err := get(stream)
+			if err != nil {
+				return nil, err
+			}
+			return &api.CallResponse{Result: raw}, nil
+		})
+	}
+	raw, err := get(nil)
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, api.PromptResponse{Result: raw})
+}
+
+// checkStreamed checks a read's or prompt's elicit mode and what it asks
+// of a stream: sampling and roots go out on one, as for a call.
+func checkStreamed(elicit string, s api.Streamed) error {
+	if err := checkElicit(elicit, s.Stream); err != nil {
+		return err
+	}
+	if (s.Sample || s.Roots) && !s.Stream {
+		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "sample and roots need a streamed answer (the requests go out on it)")
+	}
+	return nil
+}
+
+// forwardHooks are what a read or a prompt of ns hears and answers: as
+// for a call, the server's questions go to the caller on the stream (nil:
+// not streamed) as s and elicit say; a relay's host's capabilities are
+// what a 2026-07-28 server is told.
+func (d *daemon) forwardHooks(ns, elicit string, s api.Streamed, stream *frameStream) upstream.Hooks {
+	h := upstream.Hooks{Answer: d.answerer(ns, elicit, upstream.Offer{Sampling: s.Sample, Roots: s.Roots}, stream)}
+	if s.Relay {
+		h.Offer = &upstream.Offer{Elicitation: elicit == api.ElicitAsk, Sampling: s.Sample, Roots: s.Roots}
+	}
+	return h
 }
 
 // findPrompt answers 404 with the nearest name when list lacks name.
@@ -169,10 +226,10 @@ func findPrompt(ns, name string, list []json.RawMessage) error {
 }
 
 // forward sends method to namespace ns through its pool; what names the
-// object in errors (a URI, a prompt), elicit is the request's elicit mode
-// (not ask). A server without a snapshot gets one read in the background,
-// as after a call.
-func (d *daemon) forward(r *http.Request, ns, what string, caller upstream.Caller, elicit, method string, params any) (json.RawMessage, error) {
+// object in errors (a URI, a prompt), hooks answer the server's questions
+// (forwardHooks). A server without a snapshot gets one read in the
+// background, as after a call.
+func (d *daemon) forward(r *http.Request, ns, what string, caller upstream.Caller, hooks upstream.Hooks, method string, params any) (json.RawMessage, error) {
 	st := d.state.Load()
 	s, err := st.server(ns)
 	if err != nil {
@@ -183,7 +240,7 @@ func (d *daemon) forward(r *http.Request, ns, what string, caller upstream.Calle
 	if err != nil {
 		return nil, err
 	}
-	raw, err := d.pools.RequestWith(r.Context(), spec, caller, method+" "+what, method, params, d.answerer(ns, elicit, upstream.Offer{}, nil))
+	raw, err := d.pools.RequestWith(r.Context(), spec, caller, method+" "+what, method, params, hooks)
 	d.pokeStatus()
 	if err != nil {
 		e := mapError(err)

@@ -123,7 +123,13 @@ func (d *daemon) serveSearch(w http.ResponseWriter, r *http.Request) error {
 		t.Definition = nil // results name tools; `mcpx schema` has the rest
 		results = append(results, api.SearchHit{Tool: t, Score: h.Score, Why: whyOf(h.Why)})
 	}
-	return writeJSON(w, api.SearchResponse{Query: q, Results: results, Unread: unread})
+	resp := api.SearchResponse{Query: q, Results: results, Unread: unread}
+	if r.URL.Query().Get("brief") == "1" && len(unread) > api.UnreadNamed {
+		// What `mcpx search` prints names a few; with hundreds of
+		// servers never read, the rest were most of the answer.
+		resp.Unread, resp.UnreadMore = unread[:api.UnreadNamed], len(unread)-api.UnreadNamed
+	}
+	return writeJSON(w, resp)
 }
 
 // isPort: "localhost:3000" is an address in the query, not a namespace.

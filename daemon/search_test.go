@@ -39,8 +39,15 @@ func TestSearchRoute(t *testing.T) {
 	}
 	// Namespaces never read are named, not silently empty.
 	d.mustOK(http.MethodGet, api.PathSearch+"?q=note", nil, &sr)
-	if len(sr.Unread) == 0 {
-		t.Errorf("unread namespaces not reported: %+v", sr)
+	if len(sr.Unread) <= api.UnreadNamed || sr.UnreadMore != 0 {
+		t.Fatalf("unread namespaces not all reported: %+v", sr)
+	}
+	// A brief answer names the first few and counts the rest.
+	var brief api.SearchResponse
+	d.mustOK(http.MethodGet, api.PathSearch+"?q=note&brief=1", nil, &brief)
+	if !slices.Equal(brief.Unread, sr.Unread[:api.UnreadNamed]) || brief.UnreadMore != len(sr.Unread)-api.UnreadNamed ||
+		len(brief.Results) != len(sr.Results) {
+		t.Errorf("brief answer %+v, full %+v", brief, sr)
 	}
 	if code, e := d.do(http.MethodGet, api.PathSearch+"?q=", nil, nil); code != http.StatusBadRequest || e.Code != api.CodeBadRequest {
 		t.Errorf("empty search: %d %+v", code, e)

@@ -51,6 +51,7 @@ var routes = []route{
 	{api.PathSearch, http.MethodGet, (*daemon).serveSearch},
 	{api.PathShutdown, http.MethodPost, (*daemon).serveShutdown},
 	{api.PathStatus, http.MethodGet, (*daemon).serveStatus},
+	{api.PathSubscribe, http.MethodPost, (*daemon).serveSubscribe},
 	{api.PathTask, http.MethodGet, (*daemon).serveTask},
 	{api.PathTaskCancel, http.MethodPost, (*daemon).serveTaskCancel},
 	{api.PathTaskResult, http.MethodPost, (*daemon).serveTaskResult},
@@ -269,9 +270,12 @@ func mapError(err error) *httpError {
 	case errors.As(err, &inquiry):
 		e := apiErr(http.StatusBadGateway, api.CodeServerError, "%v", inquiry)
 		e.body.Namespace = inquiry.Server
+		e.body.RPC = missingCapability(inquiry)
 		return e
 	case errors.As(err, &rpc):
-		return apiErr(http.StatusBadGateway, api.CodeServerError, "%s", rpc.Message)
+		e := apiErr(http.StatusBadGateway, api.CodeServerError, "%s", rpc.Message)
+		e.body.RPC = &api.RPCError{Code: rpc.Code, Message: rpc.Message, Data: rpc.Data}
+		return e
 	case errors.As(err, &exit):
 		e := apiErr(http.StatusBadGateway, api.CodeTransport, "%s", summary(err, exit))
 		e.body.Stderr = exit.Stderr
@@ -349,4 +353,29 @@ func summary(err error, inner interface {
 		return full[:i] + inner.Summary() + full[i+len(with):]
 	}
 	return inner.Summary()
+}
+
+// missingCapability is the MissingRequiredClientCapabilityError (-32021)
+// of a call whose server asked for what the caller did not offer (nil for
+// any other failure to answer): a relay's host that did not declare the
+// capability gets it, as the spec has a server answer a request that needs
+// a capability its client lacks.
+func missingCapability(e *upstream.InquiryError) *api.RPCError {
+	if !errors.Is(e, upstream.ErrNotOffered) {
+		return nil
+	}
+	var capability string
+	switch e.Method {
+	case api.MethodSample:
+		capability = "sampling"
+	case api.MethodRoots:
+		capability = "roots"
+	case "elicitation/create":
+		capability = "elicitation"
+	default:
+		return nil
+	}
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{capability: map[string]any{}}})
+	return &api.RPCError{Code: api.RPCMissingCapability,
+		Message: fmt.Sprintf("server %s asked for %s, which the client did not declare", e.Server, capability), Data: data}
 }

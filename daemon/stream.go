@@ -3,6 +3,7 @@ package daemon
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"sync"
@@ -34,6 +35,37 @@ type frameStream struct {
 	mu      sync.RWMutex
 	closed  bool
 	running bool // run was started
+}
+
+// streamAnswer answers a request that asked for a streamed answer (a
+// call, a read, a prompt of server ns): the answer starts now, saying
+// whether the server has to start (unless noStatus), run does the work
+// with the stream receiving what the server sends meanwhile, and its
+// result or error is the last frame.
+func (d *daemon) streamAnswer(w http.ResponseWriter, st *state, ns string, noStatus bool, run func(*frameStream) (*api.CallResponse, error)) error {
+	state := api.CallCalling
+	if d.pools.Live(st.hashes[ns]) == 0 {
+		state = api.CallStarting
+	}
+	stream := startStream(w)
+	defer stream.close()
+	if !noStatus {
+		stream.send(api.StreamFrame{Status: &api.CallStatus{State: state, Namespace: ns}}, true)
+	}
+	resp, err := run(stream)
+	if err != nil {
+		var he *httpError
+		if !errors.As(err, &he) {
+			he = mapError(err)
+		}
+		if he.status >= 500 {
+			d.log.Printf("%s: %s", he.body.Code, he.body.Error)
+		}
+		stream.send(api.StreamFrame{Error: &he.body}, true)
+		return nil
+	}
+	stream.send(api.StreamFrame{Result: resp}, true)
+	return nil
 }
 
 // frameQueue is how many frames may wait for a slow client.

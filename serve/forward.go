@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -181,20 +182,44 @@ type flushCounter struct {
 	// before mcp-go runs: it sets its own without a lock.
 	sse bool
 
+	// slot, when set, may amend the answer (answers.go): the status
+	// mcp-go writes is held until its body shows which it is.
+	slot *answerSlot
+
 	mu          sync.Mutex // serializes writes: mcp-go's and event's
 	wroteHeader bool
+	held        int // the status mcp-go wrote, held (slot)
 }
 
 func (w *flushCounter) Flush() {
+	w.mu.Lock()
+	if w.held != 0 {
+		w.writeHeader(w.held)
+	}
+	w.mu.Unlock()
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
 	w.n.Add(1)
 }
 
+// release writes the status mcp-go wrote without a body after it, if it
+// is still held.
+func (w *flushCounter) release() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.held != 0 {
+		w.writeHeader(w.held)
+	}
+}
+
 func (w *flushCounter) WriteHeader(status int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.slot != nil && !w.wroteHeader {
+		w.held = status
+		return
+	}
 	w.writeHeader(status)
 }
 
@@ -212,7 +237,25 @@ func (w *flushCounter) writeHeader(status int) {
 func (w *flushCounter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.writeHeader(http.StatusOK)
+	status := http.StatusOK
+	if w.held != 0 {
+		status = w.held
+	}
+	if w.slot != nil {
+		eventStream := strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream")
+		if out, code, changed := w.slot.amendBody(p, eventStream); changed {
+			if w.slot.modern && !eventStream {
+				status = httpStatus(code)
+			}
+			w.Header().Del("Content-Length")
+			w.writeHeader(status)
+			if _, err := w.ResponseWriter.Write(out); err != nil {
+				return 0, err
+			}
+			return len(p), nil
+		}
+	}
+	w.writeHeader(status)
 	return w.ResponseWriter.Write(p)
 }
 

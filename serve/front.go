@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/version"
@@ -35,6 +36,8 @@ type front struct {
 	// parked are the calls of 2026-07-28 hosts waiting for an answer
 	// (relay.go).
 	parked parking
+	// subs are the hosts' resource subscriptions (subscribe.go).
+	subs hostSubs
 
 	// Owned by mcpxServer.sync (one goroutine at a time).
 	hash            config.ServerHash // ns's definition at the last sync
@@ -60,9 +63,11 @@ func (s *mcpxServer) newFront(ns string, cat *catalog) *front {
 			instr = snap.Instructions
 		}
 	}
+	f := &front{s: s, ns: ns}
+	subscribe := canSubscribe(cat, ns)
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(true),
-		server.WithResourceCapabilities(false, true),
+		server.WithResourceCapabilities(subscribe, true),
 		server.WithPromptCapabilities(true),
 		server.WithLogging(),
 		server.WithRecovery(),
@@ -71,7 +76,9 @@ func (s *mcpxServer) newFront(ns string, cat *catalog) *front {
 	if instr != "" {
 		opts = append(opts, server.WithInstructions(instr))
 	}
-	f := &front{s: s, ns: ns}
+	if subscribe {
+		opts = append(opts, server.WithHooks(f.subscribeHooks()))
+	}
 	opts = append(opts, server.WithPromptCompletionProvider(completer{f}), server.WithResourceCompletionProvider(completer{f}))
 	f.mcp = server.NewMCPServer(name, ver, opts...)
 	if s.opts.HTTP != "" {
@@ -197,19 +204,34 @@ func (f *front) prompts(list []entry) []server.ServerPrompt {
 		}
 		p.Name = e.served
 		out = append(out, server.ServerPrompt{Prompt: p, Handler: func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			return f.getPrompt(ctx, e, req.Params.Arguments)
+			return f.getPrompt(ctx, e, req.Params.Arguments, req.Params.MultiRoundTripParams)
 		}})
 	}
 	return out
 }
 
-func (f *front) getPrompt(ctx context.Context, e entry, args map[string]string) (*mcp.GetPromptResult, error) {
-	r, err := f.s.client().Prompt(ctx, api.PromptRequest{Namespace: e.ns, Name: e.name, Arguments: args,
-		Session: sessionOf(ctx), Cwd: f.s.opts.Dir})
-	if err != nil {
-		return nil, fmt.Errorf("get prompt %s.%s: %w", e.ns, e.name, err)
+// getPrompt gets e's prompt through the daemon, streamed like a call, so
+// that what the server asks meanwhile reaches the host (relay.go); mrt is
+// a 2026-07-28 host's answer to the last question.
+func (f *front) getPrompt(ctx context.Context, e entry, args map[string]string, mrt mcp.MultiRoundTripParams) (*mcp.GetPromptResult, error) {
+	c := f.s.client()
+	req := api.PromptRequest{Namespace: e.ns, Name: e.name, Arguments: args, Session: sessionOf(ctx), Cwd: f.s.opts.Dir}
+	name := "prompt " + e.ns + "." + e.name
+	raw, ask, err := f.streamed(ctx, e.ns, name, &req.Elicit, &req.Streamed, mrt, func(ctx context.Context, h client.StreamHooks) (*api.CallResponse, error) {
+		r, err := c.PromptStream(ctx, req, h)
+		if err != nil {
+			return nil, err
+		}
+		return &api.CallResponse{Result: r.Result}, nil
+	})
+	if ask != nil {
+		return &mcp.GetPromptResult{Result: mcp.Result{ResultType: mcp.ResultTypeInputRequired}, MultiRoundTripResult: *ask}, nil
 	}
-	res, err := mcp.ParseGetPromptResult(&r.Result)
+	if err != nil {
+		return nil, relayed(ctx, err, fmt.Errorf("get prompt %s.%s: %w", e.ns, e.name, err))
+	}
+	r := raw.Result
+	res, err := mcp.ParseGetPromptResult(&r)
 	if err != nil {
 		return nil, fmt.Errorf("get prompt %s.%s: %w", e.ns, e.name, err)
 	}
@@ -267,9 +289,25 @@ func (f *front) readResource(ctx context.Context, req mcp.ReadResourceRequest) (
 			return nil, fmt.Errorf("%q is not a resource mcpx serves (they look like mcpx://NS/URI)", req.Params.URI)
 		}
 	}
-	r, err := f.s.client().Read(ctx, api.ReadRequest{Namespace: ns, URI: uri, Session: sessionOf(ctx), Cwd: f.s.opts.Dir})
+	c := f.s.client()
+	rreq := api.ReadRequest{Namespace: ns, URI: uri, Session: sessionOf(ctx), Cwd: f.s.opts.Dir}
+	r, ask, err := f.streamed(ctx, ns, "read "+req.Params.URI, &rreq.Elicit, &rreq.Streamed, req.Params.MultiRoundTripParams,
+		func(ctx context.Context, h client.StreamHooks) (*api.CallResponse, error) {
+			r, err := c.ReadStream(ctx, rreq, h)
+			if err != nil {
+				return nil, err
+			}
+			return &api.CallResponse{Result: r.Result, Blobs: r.Blobs}, nil
+		})
+	if ask != nil {
+		// (A resource handler returns contents only: answers.go puts the
+		// question in mcp-go's answer.)
+		res := &mcp.ReadResourceResult{MultiRoundTripResult: *ask, Contents: []mcp.ResourceContents{}}
+		res.ResultType = mcp.ResultTypeInputRequired
+		return nil, answerWith(ctx, res)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s on %s: %w", uri, ns, err)
+		return nil, readFailed(ctx, req.Params.URI, err, fmt.Errorf("read %s on %s: %w", uri, ns, err))
 	}
 	raw := r.Result
 	if len(r.Blobs) > 0 {

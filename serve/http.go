@@ -74,13 +74,23 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusNotFound, fmt.Sprintf("mcpx serve: no server %q is served here (%s)", ns, h.s.servedList()))
 		return
 	}
+	if id := r.Header.Get("Mcp-Session-Id"); id != "" && r.Method == http.MethodPost {
+		defer h.s.posts.begin(id)()
+	}
 	fc := &flushCounter{ResponseWriter: w, sse: r.Method == http.MethodPost && bytes.Contains(body, []byte(`"tools/call"`)) &&
 		strings.Contains(r.Header.Get("Accept"), "text/event-stream")}
 	if fc.sse {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
 	}
-	f.http.ServeHTTP(fc, r.WithContext(context.WithValue(r.Context(), flushKey{}, fc)))
+	ctx := context.WithValue(r.Context(), flushKey{}, fc)
+	if r.Method == http.MethodPost {
+		if fc.slot = slotFor(body); fc.slot != nil {
+			ctx = withSlot(ctx, fc.slot) // (answers.go)
+		}
+	}
+	f.http.ServeHTTP(fc, r.WithContext(ctx))
+	fc.release()
 }
 
 // route maps a path to the namespace whose front serves it ("" for the

@@ -146,9 +146,18 @@ var ErrBadInputResponse = errors.New("not an answer to the question asked")
 // the daemon bounds an elicitation's).
 var parkWait = api.ElicitWait * time.Minute
 
-// parked is a call of a 2026-07-28 host waiting between rounds.
+// job is a request serve runs on the daemon for a 2026-07-28 host across
+// rounds (a call, a prompt, a read): run runs it, the server's questions
+// going to h; name says which it is, and the host's next round must name
+// the same.
+type job struct {
+	name string
+	run  func(ctx context.Context, h client.StreamHooks) (*api.CallResponse, error)
+}
+
+// parked is a request of a 2026-07-28 host waiting between rounds.
 type parked struct {
-	tool   string        // NS.TOOL, which the host's next round must name
+	name   string        // the job's, which the host's next round must name
 	asks   chan question // the call's questions, one at a time
 	done   chan finished // its end (buffered: the call never blocks on it)
 	cancel context.CancelFunc
@@ -232,24 +241,25 @@ func (pk *parking) closeAll() {
 	}
 }
 
-// rounds runs a call for a 2026-07-28 host that can answer elicitations:
-// a new call starts (detached from the host's request, which ends with the
-// round) or, with a requestState, the parked call is resumed with the
-// host's answers. It returns the call's end, or the input_required result
-// that asks the host the call's next questions: a server's round whole
-// (the questions the daemon says come together, api.Elicitation.Of).
-func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallRequest, fw *forwarder, mrt mcp.MultiRoundTripParams) (*api.CallResponse, *mcp.CallToolResult, error) {
+// rounds runs j (a call, a prompt, a read) for a 2026-07-28 host that
+// can answer elicitations: it starts (detached from the host's request,
+// which ends with the round) or, with a requestState, the parked job is
+// resumed with the host's answers. It returns the job's end, or the
+// input_required fields that ask the host its next questions: a server's
+// round whole (the questions the daemon says come together,
+// api.Elicitation.Of).
+func (f *front) rounds(ctx context.Context, j job, fw *forwarder, mrt mcp.MultiRoundTripParams) (*api.CallResponse, *mcp.MultiRoundTripResult, error) {
 	var p *parked
 	var used []string // the keys of the answers given to p's questions
 	if mrt.RequestState != "" {
-		var again *mcp.CallToolResult
+		var again *mcp.MultiRoundTripResult
 		var err error
-		if p, used, again, err = f.resume(req, mrt); p == nil || again != nil || err != nil {
+		if p, used, again, err = f.resume(j.name, mrt); p == nil || again != nil || err != nil {
 			return nil, again, err
 		}
 		p.fw.Store(fw)
 	} else {
-		p = startParked(ctx, c, req, fw)
+		p = startParked(ctx, j, fw)
 	}
 	// Answers the host sent that no question of this round asked for
 	// are kept for the questions to come (a host may answer ahead, as to
@@ -262,20 +272,21 @@ func (f *front) rounds(ctx context.Context, c *client.Client, req api.CallReques
 		delete(given, k)
 	}
 	p.held = nil
-	return f.awaitRound(ctx, p, req, given)
+	return f.awaitRound(ctx, p, given)
 }
 
-// resume gives the parked call of mrt.RequestState the host's answers to
-// its questions. It returns the call to follow with the keys of the
-// answers used, or the input_required result asking again what is still
-// unanswered (again), or an error (an unknown state, a bad answer).
-func (f *front) resume(req api.CallRequest, mrt mcp.MultiRoundTripParams) (p *parked, used []string, again *mcp.CallToolResult, err error) {
-	if p = f.parked.take(mrt.RequestState); p != nil && p.tool != req.Namespace+"."+req.Tool {
-		p.cancel() // the state was sent with another tool's call
+// resume gives the parked job of mrt.RequestState (whose name must be
+// name) the host's answers to its questions. It returns the job to follow
+// with the keys of the answers used, or the input_required fields asking
+// again what is still unanswered (again), or an error (an unknown state,
+// a bad answer).
+func (f *front) resume(name string, mrt mcp.MultiRoundTripParams) (p *parked, used []string, again *mcp.MultiRoundTripResult, err error) {
+	if p = f.parked.take(mrt.RequestState); p != nil && p.name != name {
+		p.cancel() // the state was sent with another request
 		p = nil
 	}
 	if p == nil {
-		return nil, nil, nil, fmt.Errorf("resume the call of %s.%s: %w (a requestState serves once, within %s)", req.Namespace, req.Tool, ErrUnknownRequestState, parkWait)
+		return nil, nil, nil, fmt.Errorf("resume %s: %w (a requestState serves once, within %s)", name, ErrUnknownRequestState, parkWait)
 	}
 	var answered, missing []held
 	for _, h := range p.held {
@@ -287,7 +298,8 @@ func (f *front) resume(req api.CallRequest, mrt mcp.MultiRoundTripParams) (p *pa
 	}
 	if len(answered) == 0 {
 		// Not answered: asked again, under a new state.
-		return p, nil, f.inputRequired(p), nil
+		again, err := f.inputRequired(p)
+		return p, nil, again, err
 	}
 	raws := make([]json.RawMessage, len(answered))
 	for i, h := range answered {
@@ -297,7 +309,7 @@ func (f *front) resume(req api.CallRequest, mrt mcp.MultiRoundTripParams) (p *pa
 		}
 		if err != nil {
 			p.cancel()
-			return nil, nil, nil, fmt.Errorf("resume the call of %s.%s: inputResponses[%q]: %w: %w", req.Namespace, req.Tool, h.key, ErrBadInputResponse, err)
+			return nil, nil, nil, fmt.Errorf("resume %s: inputResponses[%q]: %w: %w", name, h.key, ErrBadInputResponse, err)
 		}
 		raws[i] = raw
 	}
@@ -307,16 +319,17 @@ func (f *front) resume(req api.CallRequest, mrt mcp.MultiRoundTripParams) (p *pa
 	}
 	if p.held = missing; len(missing) > 0 {
 		// Answered in part: the rest asked again.
-		return p, used, f.inputRequired(p), nil
+		again, err := f.inputRequired(p)
+		return p, used, again, err
 	}
 	return p, used, nil, nil
 }
 
-// startParked starts req as a call detached from the host's request (which
-// ends with the round), whose questions come to the parked call's asks.
-func startParked(ctx context.Context, c *client.Client, req api.CallRequest, fw *forwarder) *parked {
+// startParked starts j detached from the host's request (which ends with
+// the round), its questions coming to the parked job's asks.
+func startParked(ctx context.Context, j job, fw *forwarder) *parked {
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	p := &parked{tool: req.Namespace + "." + req.Tool, asks: make(chan question), done: make(chan finished, 1), cancel: cancel}
+	p := &parked{name: j.name, asks: make(chan question), done: make(chan finished, 1), cancel: cancel}
 	p.fw.Store(fw)
 	hooks := client.StreamHooks{
 		Frame: func(fr api.StreamFrame) {
@@ -334,7 +347,7 @@ func startParked(ctx context.Context, c *client.Client, req api.CallRequest, fw 
 	}
 	go func() {
 		defer cancel()
-		resp, err := c.CallStreamWith(cctx, req, hooks)
+		resp, err := j.run(cctx, hooks)
 		p.done <- finished{resp, err}
 	}()
 	return p
@@ -343,7 +356,7 @@ func startParked(ctx context.Context, c *client.Client, req api.CallRequest, fw 
 // awaitRound follows the call p until it ends, or until the round of
 // questions in progress is whole and some are not answered by given: the
 // host is then asked them with an input_required result.
-func (f *front) awaitRound(ctx context.Context, p *parked, req api.CallRequest, given map[string]mcp.InputResponse) (*api.CallResponse, *mcp.CallToolResult, error) {
+func (f *front) awaitRound(ctx context.Context, p *parked, given map[string]mcp.InputResponse) (*api.CallResponse, *mcp.MultiRoundTripResult, error) {
 	need := 0 // questions of the round in progress still to come
 	for {
 		select {
@@ -361,7 +374,7 @@ func (f *front) awaitRound(ctx context.Context, p *parked, req api.CallRequest, 
 				if err != nil {
 					p.fw.Store(nil)
 					p.cancel()
-					return nil, nil, fmt.Errorf("call %s.%s: inputResponses[%q]: %w: %w", req.Namespace, req.Tool, q.e.Key, ErrBadInputResponse, err)
+					return nil, nil, fmt.Errorf("%s: inputResponses[%q]: %w: %w", p.name, q.e.Key, ErrBadInputResponse, err)
 				}
 				q.answer <- raw
 			} else {
@@ -370,7 +383,8 @@ func (f *front) awaitRound(ctx context.Context, p *parked, req api.CallRequest, 
 			if need == 0 && len(p.held) > 0 {
 				// The round is whole: the host is asked it.
 				p.fw.Store(nil)
-				return nil, f.inputRequired(p), nil
+				ask, err := f.inputRequired(p)
+				return nil, ask, err
 			}
 		case d := <-p.done:
 			return d.resp, nil, d.err
@@ -403,9 +417,10 @@ func (p *parked) ask(ctx context.Context, e api.Elicitation) (json.RawMessage, e
 	}
 }
 
-// inputRequired parks p and returns the result asking the host p's
-// questions.
-func (f *front) inputRequired(p *parked) *mcp.CallToolResult {
+// inputRequired parks p and returns the input_required fields asking the
+// host p's questions (an error ends p: a question that cannot be passed
+// on).
+func (f *front) inputRequired(p *parked) (*mcp.MultiRoundTripResult, error) {
 	requests := mcp.InputRequests{}
 	for i := range p.held {
 		h := &p.held[i]
@@ -429,15 +444,12 @@ func (f *front) inputRequired(p *parked) *mcp.CallToolResult {
 		var ir mcp.InputRequest
 		if err := json.Unmarshal(fmt.Appendf(nil, `{"method":%q,"params":%s}`, method, params), &ir); err != nil {
 			p.cancel()
-			return mcp.NewToolResultError(fmt.Sprintf("mcpx could not pass on the question of %s: %v", e.Namespace, err))
+			return nil, fmt.Errorf("pass on the question of %s: %w", e.Namespace, err)
 		}
 		requests[h.key] = ir
 	}
 	state := f.parked.park(p)
-	return &mcp.CallToolResult{
-		Result:               mcp.Result{ResultType: mcp.ResultTypeInputRequired},
-		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: requests, RequestState: state},
-	}
+	return &mcp.MultiRoundTripResult{InputRequests: requests, RequestState: state}, nil
 }
 
 // closeParked cancels the parked calls of every front.
@@ -454,4 +466,25 @@ func (s *mcpxServer) closeParked() {
 	for _, f := range fronts {
 		f.parked.closeAll()
 	}
+}
+
+// streamed runs a host's prompts/get or resources/read of server ns (name
+// says which) on the daemon as run does, streamed like a call, so that
+// the server's questions meanwhile reach the host: a 2025-11-25 host on
+// its session, a 2026-07-28 host with input_required rounds (ask, then
+// mrt its answer). It sets in the request what the host answers (elicit,
+// st). The result is the daemon's, or the host's next question.
+func (f *front) streamed(ctx context.Context, ns, name string, elicit *string, st *api.Streamed, mrt mcp.MultiRoundTripParams,
+	run func(ctx context.Context, h client.StreamHooks) (*api.CallResponse, error)) (*api.CallResponse, *mcp.MultiRoundTripResult, error) {
+	fw := f.newForwarder(ctx, ns, nil)
+	defer fw.flush()
+	host := hostAnswers(ctx)
+	rs, hooks := f.relayHooks(host, fw)
+	*elicit = rs.elicit
+	st.NoStatus, st.Sample, st.Roots, st.Relay = true, rs.sample, rs.roots, true
+	if host.modern && host.asks() {
+		return f.rounds(ctx, job{name, run}, fw, mrt)
+	}
+	resp, err := run(ctx, hooks)
+	return resp, nil, err
 }

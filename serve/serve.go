@@ -289,6 +289,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) erro
 		srv.watch(ctx)
 	}()
 
+	defer srv.closeSubscriptions() // the hosts' resource subscriptions end with serve
 	if ln == nil {
 		in, restore := pollableStdin(stdin)
 		defer restore()

@@ -38,6 +38,7 @@ type mcpxServer struct {
 	single    string            // the namespace served alone on stdio (--ns NS)
 	fronts    map[string]*front // each namespace's own (HTTP; the single one on stdio)
 	refreshed map[string]bool   // serverHash whose refresh serve already asked for
+	posts     sessionPosts      // HTTP sessions' requests in flight (subscribe.go)
 	bg        sync.WaitGroup
 }
 
@@ -286,7 +287,12 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 	if a, ok := mrt.InputResponses[confirmKey]; ok && modern && elicits {
 		confirmAnswer = &a
 	}
-	hooks := f.relayHooks(&req, host, fw)
+	var rs relaySettings
+	var hooks client.StreamHooks
+	if !req.Detach {
+		rs, hooks = f.relayHooks(host, fw)
+	}
+	req.Elicit, req.Sample, req.Roots, req.Relay = rs.elicit, rs.sample, rs.roots, !req.Detach
 	for {
 		var resp *api.CallResponse
 		var err error
@@ -294,13 +300,16 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 		case req.Detach:
 			resp, err = c.Call(ctx, req)
 		case modern && asks:
-			var ask *mcp.CallToolResult
-			resp, ask, err = f.rounds(ctx, c, req, fw, mrt)
+			var ask *mcp.MultiRoundTripResult
+			r := req
+			resp, ask, err = f.rounds(ctx, job{name, func(ctx context.Context, h client.StreamHooks) (*api.CallResponse, error) {
+				return c.CallStreamWith(ctx, r, h)
+			}}, fw, mrt)
 			if errors.Is(err, ErrUnknownRequestState) || errors.Is(err, ErrBadInputResponse) {
 				return nil, err
 			}
 			if ask != nil {
-				return ask, nil
+				return &mcp.CallToolResult{Result: mcp.Result{ResultType: mcp.ResultTypeInputRequired}, MultiRoundTripResult: *ask}, nil
 			}
 			mrt = mcp.MultiRoundTripParams{} // (a confirmation starts anew)
 		default:
@@ -318,6 +327,11 @@ func (f *front) call(ctx context.Context, e entry, raw json.RawMessage, token mc
 			resp, err = f.followTask(ctx, c, *resp.Task, token)
 		}
 		if err != nil {
+			// The server's own JSON-RPC error reaches the host as that
+			// error; mcpx's failures are isError results.
+			if re := relayed(ctx, err, nil); re != nil {
+				return nil, re
+			}
 			return mcp.NewToolResultError(fmt.Sprintf("mcpx could not call %s: %v", name, err)), nil
 		}
 		prefix := ""
@@ -341,23 +355,28 @@ func (f *front) newForwarder(ctx context.Context, ns string, token mcp.ProgressT
 	return fw
 }
 
-// relayHooks sets in req what the host answers and returns the hooks that
-// ask it: a 2026-07-28 server is told what the host answers, and asks the
-// host through serve.
-func (f *front) relayHooks(req *api.CallRequest, host hostCaps, fw *forwarder) client.StreamHooks {
+// relaySettings are what a relayed request tells the daemon the host
+// answers (the Elicit, Sample and Roots of a call, a read or a prompt; all
+// three are marked Relay): a 2026-07-28 server is told so.
+type relaySettings struct {
+	elicit        string
+	sample, roots bool
+}
+
+// relayHooks returns what the host answers and the hooks that ask it (a
+// 2025-11-25 host, on its session): the server asks the host through serve.
+func (f *front) relayHooks(host hostCaps, fw *forwarder) (relaySettings, client.StreamHooks) {
 	hooks := client.StreamHooks{Frame: fw.frame}
-	req.Relay = !req.Detach
-	if host.asks() && !req.Detach {
-		if host.elicits {
-			req.Elicit = api.ElicitAsk
-			hooks.Elicit = f.askSession
-		}
-		req.Sample, req.Roots = host.samples, host.roots
-		if req.Sample || req.Roots {
-			hooks.Request = f.requestSession
-		}
+	var rs relaySettings
+	if host.elicits {
+		rs.elicit = api.ElicitAsk
+		hooks.Elicit = f.askSession
 	}
-	return hooks
+	rs.sample, rs.roots = host.samples, host.roots
+	if rs.sample || rs.roots {
+		hooks.Request = f.requestSession
+	}
+	return rs, hooks
 }
 
 // confirmCall asks the host whether to run the destructive tool name: a

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -27,10 +28,12 @@ import (
 //
 // Only a plain call takes this path: a request of the current generation
 // (2025-11-25 and before) on an initialized session, for a tool f lists,
-// without a task and with no _meta but a progressToken. Anything else,
-// and every other message, goes to mcp-go unchanged and in order. A
-// notifications/cancelled for a call answered here cancels it (and goes
-// to mcp-go too).
+// without a task and with no _meta but a progressToken. Any other
+// tools/call, prompts/get and resources/read request is handed to mcp-go's
+// MCPServer here, with the answerSlot that lets serve amend its answer
+// (answers.go); every other message goes to mcp-go's stdio server
+// unchanged and in order. A notifications/cancelled for a call answered
+// here cancels it (and goes to mcp-go too, which cancels the others).
 
 // serveStdio serves f on in and out until in ends or ctx is done.
 func serveStdio(ctx context.Context, f *front, in io.Reader, out io.Writer) error {
@@ -92,7 +95,7 @@ func (st *stdioCalls) read(in io.Reader, feed io.Writer) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, err := r.ReadBytes('\n')
-		if len(line) > 0 && !st.take(line) {
+		if len(line) > 0 && !st.take(line) && !st.amended(line) {
 			if bytes.Contains(line, []byte(`notifications/cancelled`)) {
 				st.cancelled(line)
 			}
@@ -110,6 +113,73 @@ func (st *stdioCalls) read(in io.Reader, feed io.Writer) error {
 			return err
 		}
 	}
+}
+
+// amended runs line through mcp-go here, instead of passing it on, when it
+// is a request whose answer serve may amend (answers.go): mcp-go's
+// MCPServer serves it exactly as its stdio server would, on the session's
+// context, with the request's answerSlot added.
+func (st *stdioCalls) amended(line []byte) bool {
+	slot := slotFor(line)
+	if slot == nil {
+		return false
+	}
+	<-st.ready // (set as mcp-go's Listen begins)
+	if !slot.modern && !st.initialized() {
+		return false // before the handshake: mcp-go answers it, in order
+	}
+	msg := json.RawMessage(bytes.TrimSpace(line))
+	ctx := withSlot(st.ctx, slot)
+	st.wg.Add(1)
+	go func() {
+		defer st.wg.Done()
+		var b []byte
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					b = bytes.TrimSpace(errorResponse(idOf(msg), mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r), nil))
+				}
+			}()
+			resp := st.f.mcp.HandleMessage(ctx, msg)
+			if resp == nil {
+				return
+			}
+			var err error
+			if b, err = json.Marshal(resp); err != nil {
+				b = bytes.TrimSpace(errorResponse(idOf(msg), mcp.INTERNAL_ERROR, fmt.Sprintf("encode the response: %v", err), nil))
+			}
+		}()
+		if b == nil {
+			return
+		}
+		if out, _, changed := slot.amend(b); changed {
+			b = out
+		}
+		_, _ = st.w.Write(append(b, '\n'))
+	}()
+	return true
+}
+
+// initialized reports whether the 2025-11-25 session is initialized,
+// giving mcp-go a moment to read the notifications/initialized just
+// passed on (a host may send its first request right behind it).
+func (st *stdioCalls) initialized() bool {
+	for range 50 {
+		if cs := server.ClientSessionFromContext(st.ctx); cs != nil && cs.Initialized() {
+			return true
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return false
+}
+
+// idOf is the id of a JSON-RPC request.
+func idOf(msg []byte) json.RawMessage {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	_ = json.Unmarshal(msg, &m)
+	return m.ID
 }
 
 // plainCall is the part of a tools/call message this path reads.
@@ -196,17 +266,27 @@ func (st *stdioCalls) answer(ctx context.Context, id json.RawMessage, e entry, a
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
-				body = errorResponse(id, mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r))
+				body = errorResponse(id, mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r), nil)
 			}
 		}()
-		res, _ := st.f.call(ctx, e, args, token, mcp.MultiRoundTripParams{}) // failures are isError results
+		res, err := st.f.call(ctx, e, args, token, mcp.MultiRoundTripParams{})
+		if err != nil {
+			// A JSON-RPC error for the host (answers.go); other failures
+			// are isError results.
+			var re *rpcError
+			if errors.As(err, &re) {
+				body = errorResponse(id, re.code, re.message, re.data)
+			} else {
+				body = errorResponse(id, mcp.INTERNAL_ERROR, err.Error(), nil)
+			}
+			return
+		}
 		body = make([]byte, 0, 256)
 		body = append(body, `{"jsonrpc":"2.0","id":`...)
 		body = append(body, id...)
 		body = append(body, `,"result":`...)
-		var err error
 		if body, err = appendToolResult(body, res); err != nil {
-			body = errorResponse(id, mcp.INTERNAL_ERROR, fmt.Sprintf("encode the result: %v", err))
+			body = errorResponse(id, mcp.INTERNAL_ERROR, fmt.Sprintf("encode the result: %v", err), nil)
 			return
 		}
 		body = append(body, "}\n"...)
@@ -248,7 +328,11 @@ func (st *stdioCalls) wasCancelled(id json.RawMessage) bool {
 	return ok && cancel == nil
 }
 
-func errorResponse(id json.RawMessage, code int, msg string) []byte {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+func errorResponse(id json.RawMessage, code int, msg string, data json.RawMessage) []byte {
+	e := map[string]any{"code": code, "message": msg}
+	if len(data) > 0 && string(data) != "null" {
+		e["data"] = data
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
 	return append(b, '\n')
 }

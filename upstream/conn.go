@@ -54,9 +54,10 @@ type conn struct {
 	// for a person).
 	reply func(ctx context.Context, resp *transport.JSONRPCResponse) error
 
-	listenStop context.CancelFunc // ends the subscriptions/listen stream (listen.go)
-	listenDone chan struct{}
-	listening  atomic.Bool // the server acknowledged the stream
+	listenMu  sync.Mutex // guards listen, acks (listen.go)
+	listen    *listenStream
+	acks      map[int64]*listenStream // streams awaiting their acknowledgement, by request id
+	listening atomic.Bool             // the server acknowledged a stream
 
 	cancelBG context.CancelFunc // ends long-lived transport streams
 	stopOnce sync.Once
@@ -173,7 +174,7 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 	// transport runs.
 	cn.tr.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
 		if n.Method == mcp.MethodNotificationSubscriptionsAcknowledged {
-			cn.listening.Store(true)
+			cn.acknowledged(n)
 			return
 		}
 		if dp.onNotification != nil {
@@ -282,9 +283,31 @@ func (e *errTransport) Unwrap() error { return e.err }
 // *errTransport. On a 2026-07-28 connection the params get the _meta every
 // request carries, and over HTTP the standard headers.
 func (cn *conn) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	return cn.requestWith(ctx, mcp.NewRequestId(cn.nextID.Add(1)), method, params, nil)
+}
+
+// requestID is request with the JSON-RPC id chosen by the caller (from
+// cn.nextID).
+func (cn *conn) requestID(ctx context.Context, id mcp.RequestId, method string, params any) (json.RawMessage, error) {
+	return cn.requestWith(ctx, id, method, params, nil)
+}
+
+// requestOffering is request telling a 2026-07-28 server that the client
+// offers o (a relay's host's capabilities) instead of the connection's
+// default (o nil), as callTool does with Hooks.Offer.
+func (cn *conn) requestOffering(ctx context.Context, method string, params any, o *Offer) (json.RawMessage, error) {
+	return cn.requestWith(ctx, mcp.NewRequestId(cn.nextID.Add(1)), method, params, o)
+}
+
+// requestWith is request with its id and what the client offers chosen.
+func (cn *conn) requestWith(ctx context.Context, id mcp.RequestId, method string, params any, o *Offer) (json.RawMessage, error) {
 	var hdr http.Header
 	if cn.modern {
-		b, err := withMeta(params, cn.meta)
+		fields := cn.meta
+		if o != nil && !cn.sse {
+			fields = metaFields(cn.protocolVersion, cn.offered(*o))
+		}
+		b, err := withMeta(params, fields)
 		if err != nil {
 			return nil, fmt.Errorf("%s: encode params: %w", method, err)
 		}
@@ -294,14 +317,18 @@ func (cn *conn) request(ctx context.Context, method string, params any) (json.Ra
 			hdr = standardHeaders(method, name)
 		}
 	}
-	return cn.roundTrip(ctx, method, params, hdr, true)
+	return cn.roundTripID(ctx, id, method, params, hdr, true)
 }
 
 // roundTrip sends one request as it is (params and headers final) and
 // returns its raw result; see request. cancelOnEnd says whether ctx ending
 // first sends notifications/cancelled.
 func (cn *conn) roundTrip(ctx context.Context, method string, params any, hdr http.Header, cancelOnEnd bool) (json.RawMessage, error) {
-	id := mcp.NewRequestId(cn.nextID.Add(1))
+	return cn.roundTripID(ctx, mcp.NewRequestId(cn.nextID.Add(1)), method, params, hdr, cancelOnEnd)
+}
+
+// roundTripID is roundTrip with the request's id chosen by the caller.
+func (cn *conn) roundTripID(ctx context.Context, id mcp.RequestId, method string, params any, hdr http.Header, cancelOnEnd bool) (json.RawMessage, error) {
 	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params, Header: hdr}
 	if err := ctx.Err(); err != nil {
 		return nil, err

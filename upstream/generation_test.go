@@ -62,12 +62,15 @@ func TestGenerationLearnedOnce(t *testing.T) {
 		next       []string // of a start that remembers the version
 	}{
 		{fixture.GenerationModern, mcp.LATEST_PROTOCOL_VERSION,
-			[]string{"server/discover", "tools/list"}, []string{"server/discover", "tools/list"}},
+			[]string{"server/discover", "tools/list", "resources/list", "resources/templates/list"},
+			[]string{"server/discover", "tools/list", "resources/list", "resources/templates/list"}},
 		{fixture.GenerationLegacy, mcp.LATEST_LEGACY_PROTOCOL_VERSION,
-			[]string{"server/discover", "initialize", "tools/list"}, []string{"initialize", "tools/list"}},
+			[]string{"server/discover", "initialize", "tools/list", "resources/list", "resources/templates/list"},
+			[]string{"initialize", "tools/list", "resources/list", "resources/templates/list"}},
 		// Both, with tasks (which only 2025-11-25 has): the older one.
 		{"", mcp.LATEST_LEGACY_PROTOCOL_VERSION,
-			[]string{"server/discover", "initialize", "tools/list"}, []string{"initialize", "tools/list"}},
+			[]string{"server/discover", "initialize", "tools/list", "resources/list", "resources/templates/list"},
+			[]string{"initialize", "tools/list", "resources/list", "resources/templates/list"}},
 	} {
 		t.Run("serves "+c.generation, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "methods.log")

@@ -71,6 +71,7 @@ type Caller struct {
 type Listing struct {
 	ProtocolVersion string
 	ServerInfo      json.RawMessage
+	Capabilities    json.RawMessage // as the server declared them
 	Instructions    string
 	Tools           []json.RawMessage
 	Prompts         []json.RawMessage
@@ -127,6 +128,8 @@ type Pools struct {
 	// a server's inquiries to the calls that answer them.
 	obs  observers
 	asks askers
+	// subs are the resource subscriptions held for clients (subscribe.go).
+	subs subscriptions
 
 	childMu    sync.Mutex
 	children   map[int]childRecord
@@ -166,6 +169,7 @@ type instance struct {
 	conn   *conn  // nil while starting
 	ready  chan struct{}
 	busy   int  // calls in flight (or 1 while its starter holds it)
+	pins   int  // resource subscriptions held on it: not stopped when idle (subscribe.go)
 	stale  bool // definition, env or restart moved on: stop when free
 	gone   bool // removed from its pool
 	timer  *time.Timer
@@ -335,22 +339,26 @@ func (p *Pools) callTool(ctx context.Context, spec Spec, caller Caller, tool str
 // to an instance chosen by scope, starting one if needed, bounded like a
 // call; what names it in errors. It returns the raw result.
 func (p *Pools) Request(ctx context.Context, spec Spec, caller Caller, what, method string, params any) (json.RawMessage, error) {
-	return p.RequestWith(ctx, spec, caller, what, method, params, nil)
+	return p.RequestWith(ctx, spec, caller, what, method, params, Hooks{})
 }
 
 // RequestWith is Request whose server's inquiries (a 2026-07-28
 // prompts/get or resources/read asking for input, a 2025-11-25 server's
-// elicitation meanwhile) go to a (nil: declined).
-func (p *Pools) RequestWith(ctx context.Context, spec Spec, caller Caller, what, method string, params any, a Answerer) (json.RawMessage, error) {
+// elicitation meanwhile) go to h.Answer (nil: declined); h.Offer, as for
+// a call, is what a 2026-07-28 server is told the client offers. Only
+// Answer and Offer of h are used.
+func (p *Pools) RequestWith(ctx context.Context, spec Spec, caller Caller, what, method string, params any, h Hooks) (json.RawMessage, error) {
 	var out json.RawMessage
+	a := h.Answer
 	err := p.with(ctx, spec, caller, what, func(ctx context.Context, cn *conn) error {
 		ask := &asker{answer: a, ctx: ctx}
 		defer p.asks.add(cn, ask)()
 		ctx = context.WithValue(ctx, askerKey{}, ask)
 		var err error
-		out, err = cn.rounds(ctx, a, roundOpts{}, func(extra map[string]json.RawMessage) (json.RawMessage, error) {
+		ro := roundOpts{askRoots: h.Offer != nil && h.Offer.Roots, together: h.Offer != nil}
+		out, err = cn.rounds(ctx, a, ro, func(extra map[string]json.RawMessage) (json.RawMessage, error) {
 			if len(extra) == 0 {
-				return cn.request(ctx, method, params)
+				return cn.requestOffering(ctx, method, params, h.Offer)
 			}
 			b, err := json.Marshal(params)
 			if err != nil {
@@ -360,7 +368,7 @@ func (p *Pools) RequestWith(ctx context.Context, spec Spec, caller Caller, what,
 			if err != nil {
 				return nil, err
 			}
-			return cn.request(ctx, method, again)
+			return cn.requestOffering(ctx, method, again, h.Offer)
 		})
 		return err
 	})
@@ -383,6 +391,9 @@ func (p *Pools) List(ctx context.Context, spec Spec, caller Caller) (*Listing, e
 			ServerInfo:      cn.serverInfo,
 			Instructions:    cn.instructions,
 			Tools:           tools,
+		}
+		if caps, err := json.Marshal(cn.caps); err == nil {
+			l.Capabilities = caps
 		}
 		defer func() { l.TTLMs, l.CacheScope = hints.ttl, hints.scope }()
 		if cn.caps.Prompts != nil {
@@ -729,7 +740,7 @@ func (p *Pools) release(in *instance, l limits, broken bool) {
 	case broken || l.scope == config.ScopeCall || (in.stale && in.busy == 0):
 		p.remove(pl, in)
 		return
-	case in.busy == 0:
+	case in.busy == 0 && in.pins == 0:
 		gen := in.gen
 		in.timer = time.AfterFunc(pl.idle, func() { p.reapIdle(in, gen) })
 	}
@@ -740,7 +751,7 @@ func (p *Pools) release(in *instance, l limits, broken bool) {
 func (p *Pools) reapIdle(in *instance, gen int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if in.gone || in.busy > 0 || in.gen != gen {
+	if in.gone || in.busy > 0 || in.pins > 0 || in.gen != gen {
 		return
 	}
 	if pl := p.owner(in); pl != nil {
@@ -792,7 +803,7 @@ func (p *Pools) broadcast(pl *pool) {
 
 // notificationHandler routes the notifications of server h's connections:
 // progress and log lines to the calls watching them, list_changed to
-// OnListChanged.
+// OnListChanged, resources/updated to the resource's subscribers.
 func (p *Pools) notificationHandler(h config.ServerHash) func(*conn, mcp.JSONRPCNotification) {
 	return func(cn *conn, n mcp.JSONRPCNotification) {
 		if p.obs.deliver(cn, n) {
@@ -806,6 +817,11 @@ func (p *Pools) notificationHandler(h config.ServerHash) func(*conn, mcp.JSONRPC
 			kind = "prompts"
 		case string(mcp.MethodNotificationResourcesListChanged):
 			kind = "resources"
+		case mcp.MethodNotificationResourceUpdated:
+			if uri, _ := n.Params.AdditionalFields["uri"].(string); uri != "" {
+				p.updated(cn, uri)
+			}
+			return
 		default:
 			return
 		}

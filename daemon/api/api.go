@@ -79,6 +79,23 @@ type Error struct {
 	Problems []string `json:"problems,omitempty"`
 	// Scope is what `mcpx login NS` asks for (insufficient_scope).
 	Scope string `json:"scope,omitempty"`
+	// RPC is the JSON-RPC error behind a server_error: the one the server
+	// answered with, or, when the server asked the caller for something
+	// the call did not offer (sampling, roots, elicitation), the
+	// MissingRequiredClientCapabilityError (-32021) a relay's host gets.
+	// mcpx serve hands it to its host as that JSON-RPC error.
+	RPC *RPCError `json:"rpc,omitempty"`
+}
+
+// RPCMissingCapability is the JSON-RPC code of a
+// MissingRequiredClientCapabilityError (2026-07-28).
+const RPCMissingCapability = -32021
+
+// RPCError is a JSON-RPC error object as a server sent it.
+type RPCError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
 }
 
 // Health is GET /v1/health.
@@ -211,6 +228,9 @@ type SearchResponse struct {
 	Query   string      `json:"query"`
 	Results []SearchHit `json:"results"`
 	Unread  []string    `json:"unread,omitempty"`
+	// UnreadMore is how many namespaces never read a brief answer
+	// (?brief=1) leaves out of Unread, which then names the first few.
+	UnreadMore int `json:"unreadMore,omitempty"`
 }
 
 // CallRequest is POST /v1/call.

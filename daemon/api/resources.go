@@ -51,8 +51,23 @@ type ReadRequest struct {
 	URI       string `json:"uri"`
 	Session   string `json:"session,omitempty"`
 	Cwd       string `json:"cwd,omitempty"`
-	// Elicit is ElicitDefaults or ElicitDecline ("").
+	// Elicit is ElicitDefaults or ElicitDecline (""), or with Stream
+	// ElicitAsk.
 	Elicit string `json:"elicit,omitempty"`
+	Streamed
+}
+
+// Streamed asks for a read or a prompt the answer a streamed call gets
+// (the fields of CallRequest of the same names): NDJSON StreamFrame
+// lines, the server's questions among them (with Elicit ElicitAsk, Sample,
+// Roots), ending with the result frame (its CallResponse holds the
+// ReadResponse's or PromptResponse's fields) or the error frame.
+type Streamed struct {
+	Stream   bool `json:"stream,omitempty"`
+	NoStatus bool `json:"noStatus,omitempty"`
+	Sample   bool `json:"sample,omitempty"`
+	Roots    bool `json:"roots,omitempty"`
+	Relay    bool `json:"relay,omitempty"`
 }
 
 // ReadResponse is the ReadResourceResult as the server sent it, except
@@ -93,8 +108,10 @@ type PromptRequest struct {
 	Arguments map[string]string `json:"arguments,omitempty"`
 	Session   string            `json:"session,omitempty"`
 	Cwd       string            `json:"cwd,omitempty"`
-	// Elicit is ElicitDefaults or ElicitDecline ("").
+	// Elicit is ElicitDefaults or ElicitDecline (""), or with Stream
+	// ElicitAsk.
 	Elicit string `json:"elicit,omitempty"`
+	Streamed
 }
 
 // PromptResponse is the GetPromptResult as the server sent it.

@@ -62,7 +62,7 @@ var (
 	toolFields       = []string{"namespace", "name", "description", "annotations", "definition"}
 	hitFields        = []string{"namespace", "name", "description", "annotations", "definition", "score", "why"}
 	matchFields      = []string{"word", "via", "fields"}
-	searchFields     = []string{"query", "results", "unread"}
+	searchFields     = []string{"query", "results", "unread", "unreadMore"}
 )
 
 func readNamespacesResponse(s string, r *NamespacesResponse) error {
@@ -189,6 +189,8 @@ func readSearchResponse(s string, r *SearchResponse) error {
 				r.Unread = append(r.Unread, "")
 				return readString(item, &r.Unread[len(r.Unread)-1])
 			})
+		case "unreadMore":
+			return readInt(v, &r.UnreadMore)
 		}
 		return unknownKey(key, searchFields...)
 	}))

@@ -29,8 +29,9 @@ type serveReport struct {
 		Op     string          `json:"op"`
 		Result json.RawMessage `json:"result"`
 		Error  *struct {
-			Code    any    `json:"code"`
-			Message string `json:"message"`
+			Code    any             `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
 		} `json:"error"`
 	} `json:"steps"`
 	Notifications []string          `json:"notifications"`

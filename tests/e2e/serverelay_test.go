@@ -33,6 +33,7 @@ func host2026(t *testing.T, e *Env, plan map[string]any) host2026Report {
 	if r.ConnectError != "" {
 		t.Fatalf("host2026.mjs could not connect: %s\nstderr: %s", r.ConnectError, errb.String())
 	}
+	r.out = out.Bytes()
 	return r
 }
 
@@ -41,7 +42,9 @@ type host2026Report struct {
 	Results         []struct {
 		Result *toolResult `json:"result"`
 		Error  *struct {
-			Message string `json:"message"`
+			Code    any             `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
 		} `json:"error"`
 	} `json:"results"`
 	Elicitations []json.RawMessage `json:"elicitations"`
@@ -55,6 +58,22 @@ type host2026Report struct {
 		AfterResult bool    `json:"afterResult"`
 	} `json:"progress"`
 	ConnectError string `json:"connectError"`
+	out          []byte // the report as printed
+}
+
+// raw is the result of the report's call i as the host got it (a
+// prompt's, a read's), or nil.
+func (r host2026Report) raw(t *testing.T, i int) json.RawMessage {
+	t.Helper()
+	var all struct {
+		Results []struct {
+			Result json.RawMessage `json:"result"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(r.out, &all); err != nil || i >= len(all.Results) {
+		t.Fatalf("report has no result %d: %v", i, err)
+	}
+	return all.Results[i].Result
 }
 
 // relayAnswers are what the hosts answer the servers' forms with, and

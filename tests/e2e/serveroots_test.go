@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -79,10 +80,12 @@ func TestServeRelaysRoots(t *testing.T) {
 			}
 		})
 	}
-	// No roots anywhere: the call fails naming why, as `mcpx call` does.
+	// No roots anywhere: the call fails naming why, as `mcpx call` does;
+	// for the host, the server needed a capability it did not declare
+	// (MissingRequiredClientCapabilityError).
 	r := sdkClient(t, e, map[string]any{"args": []string{"serve"}, "steps": []map[string]any{{"op": "call", "name": "fx.roots"}}})
-	if got := decodeAs[toolResult](t, r.step(t, 0)); !got.IsError {
-		t.Errorf("no roots: %+v", got)
+	if s := r.Steps[0]; s.Error == nil || s.Error.Code != float64(-32021) || !strings.Contains(string(s.Error.Data), `"roots"`) {
+		t.Errorf("no roots: %+v %s", s.Error, s.Result)
 	}
 }
 

@@ -73,22 +73,33 @@ func TestServeRelaysSampling(t *testing.T) {
 		})
 	}
 
-	// A host that refuses: the server hears it, the call fails.
+	// A host that refuses: the server hears it, the call fails: mcpx ends
+	// the call of a 2026-07-28 server (an isError result), a 2025-11-25
+	// server answers it with a JSON-RPC error, which reaches the host.
 	for _, ns := range []string{"fx", "fl"} {
 		r := sdkClient(t, e, map[string]any{"args": []string{"serve"}, "sample": "refuse", "steps": []map[string]any{
 			{"op": "call", "name": ns + ".ask_sample"},
 		}})
-		if got := decodeAs[toolResult](t, r.step(t, 0)); !got.IsError || !strings.Contains(got.text(), "refused to sample") {
-			t.Errorf("%s, the host refusing: %+v", ns, got)
+		s := r.Steps[0]
+		switch {
+		case ns == "fl" && (s.Error == nil || !strings.Contains(s.Error.Message, "refused to sample")):
+			t.Errorf("%s, the host refusing: %+v %s", ns, s.Error, s.Result)
+		case ns == "fx":
+			if got := decodeAs[toolResult](t, r.step(t, 0)); !got.IsError || !strings.Contains(got.text(), "refused to sample") {
+				t.Errorf("%s, the host refusing: %+v", ns, got)
+			}
 		}
 	}
 	// A host without sampling: refused for it, as for `mcpx call`.
+	// (The 2025-11-25 server answers the refusal with a JSON-RPC error.)
 	r := sdkClient(t, e, map[string]any{"args": []string{"serve"}, "steps": []map[string]any{{"op": "call", "name": "fl.ask_sample"}}})
-	if got := decodeAs[toolResult](t, r.step(t, 0)); !got.IsError || len(r.Samples) != 0 {
-		t.Errorf("2025 host without sampling: %+v", got)
+	if s := r.Steps[0]; s.Error == nil || !strings.Contains(s.Error.Message, "does not sample") || len(r.Samples) != 0 {
+		t.Errorf("2025 host without sampling: %+v %s", s.Error, s.Result)
 	}
+	// A 2026-07-28 server that asks anyway needed what the host did not
+	// declare: MissingRequiredClientCapabilityError, naming sampling.
 	r2 := host2026(t, e, map[string]any{"url": base + "/fx", "headers": keyHeader(t, e), "calls": []map[string]any{{"name": "ask_sample"}}})
-	if res := r2.Results[0]; res.Result == nil || !res.Result.IsError || !strings.Contains(res.Result.text(), "does not sample") {
+	if res := r2.Results[0]; res.Error == nil || res.Error.Code != float64(-32021) || !strings.Contains(string(res.Error.Data), `"sampling"`) {
 		t.Errorf("2026 host without sampling: %+v %+v", res.Result, res.Error)
 	}
 }

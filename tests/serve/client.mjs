@@ -18,13 +18,16 @@
 //              {"op": "readResource", "uri"} | {"op": "listPrompts"} |
 //              {"op": "getPrompt", "name", "arguments"} | {"op": "request", "method", "params"} |
 //              {"op": "writeFile", "path", "content"} |
-//              {"op": "waitNotification", "method", "timeoutMs"} ]
+//              {"op": "waitNotification", "method", "timeoutMs"} |
+//              {"op": "serverCapabilities"} | {"op": "waitUpdates", "uri", "count", "timeoutMs"} |
+//              {"op": "countUpdates", "uri"} ]
 // }
 // A "call" step with "progress": true asks for progress notifications.
-// report: {"steps": [{"op", "result"} | {"op", "error": {"code", "message"}}], "notifications": [methods],
+// report: {"steps": [{"op", "result"} | {"op", "error": {"code", "message", "data"}}], "notifications": [methods],
 //          "elicitations": [messages], "samples": [sampling requests' params], "rootsAsked": n, "progress": [progress notifications' params, with "step" (the
 //          index of the call step) and "afterResult" (true if it came after the call's result)],
 //          "logs": [notifications/message params],
+//          "updates": [notifications/resources/updated params],
 //          "wireProgress": [the same, as read from the transport, before the SDK handles them]}
 // wireProgress is what serve sent, in the order the host read it: the SDK 1.x handles a
 // notification one microtask after a response read with it, and drops a progress
@@ -43,7 +46,7 @@ const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
 const { ElicitRequestSchema, CreateMessageRequestSchema, ListRootsRequestSchema, McpError, ResultSchema } = await sdk("types.js");
 
 const plan = JSON.parse(process.argv[2]);
-const report = { steps: [], notifications: [], elicitations: [], samples: [], rootsAsked: 0, progress: [], logs: [], wireProgress: [] };
+const report = { steps: [], notifications: [], elicitations: [], samples: [], rootsAsked: 0, progress: [], logs: [], wireProgress: [], updates: [] };
 const waiters = [];
 
 const capabilities = plan.elicit ? { elicitation: { form: {}, url: {} } } : {};
@@ -66,6 +69,7 @@ if (plan.sample) {
 client.fallbackNotificationHandler = async (n) => {
   report.notifications.push(n.method);
   if (n.method === "notifications/message") report.logs.push(n.params);
+  if (n.method === "notifications/resources/updated") report.updates.push(n.params);
   for (const w of waiters.splice(0)) w();
 };
 if (plan.elicit) {
@@ -102,6 +106,23 @@ function waitNotification(method, timeoutMs) {
   });
 }
 
+function countUpdates(uri) {
+  return report.updates.filter((u) => u.uri === uri).length;
+}
+
+function waitUpdates(uri, count, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + timeoutMs;
+    const check = () => {
+      if (countUpdates(uri) >= count) return resolve({ count: countUpdates(uri) });
+      if (Date.now() > deadline) return reject(Object.assign(new Error(`${countUpdates(uri)} updates of ${uri} within ${timeoutMs} ms, not ${count}`), { code: "timeout" }));
+      waiters.push(check);
+      setTimeout(check, 200);
+    };
+    check();
+  });
+}
+
 async function run(step) {
   switch (step.op) {
     case "listTools": return client.listTools();
@@ -124,6 +145,9 @@ async function run(step) {
     case "request": return client.request({ method: step.method, params: step.params || {} }, ResultSchema);
     case "writeFile": writeFileSync(step.path, step.content); return {};
     case "waitNotification": return waitNotification(step.method, step.timeoutMs || 30000);
+    case "serverCapabilities": return client.getServerCapabilities();
+    case "waitUpdates": return waitUpdates(step.uri, step.count, step.timeoutMs || 30000);
+    case "countUpdates": return { count: countUpdates(step.uri) };
     default: throw new Error(`unknown step ${step.op}`);
   }
 }
@@ -153,7 +177,7 @@ try {
     try {
       report.steps.push({ op: step.op, result: await run(step) });
     } catch (e) {
-      report.steps.push({ op: step.op, error: { code: e.code ?? null, message: String(e.message ?? e) } });
+      report.steps.push({ op: step.op, error: { code: e.code ?? null, message: String(e.message ?? e), data: e.data ?? null } });
     }
   }
 } catch (e) {

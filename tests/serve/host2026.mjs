@@ -12,7 +12,8 @@
 //        "sample": {CreateMessageResult} | undefined,  // declare sampling and answer so
 //        "roots": [{"uri", "name"}] | undefined,  // declare roots and list these
 //        "calls": [{"name", "arguments", "progress": bool}]}   // progress: ask for progress notifications
-// report: {"protocolVersion", "results": [{"result"} | {"error"}], "elicitations": [params], "samples": [params], "rootsAsked": n,
+//                 // a call with "op": "prompt" gets prompt name, with "op": "read" reads resource "uri"
+// report: {"protocolVersion", "results": [{"result"} | {"error": {"code", "message", "data"}}], "elicitations": [params], "samples": [params], "rootsAsked": n,
 //          "toolCalls": n (tools/call requests sent, each round one),
 //          "progress": [progress params, with "call" (its index) and "afterResult"]}
 import { createRequire } from "node:module";
@@ -63,9 +64,13 @@ try {
     const onprogress = (p) => report.progress.push({ ...p, call: index, afterResult: answered });
     const options = c.progress ? { onprogress, resetTimeoutOnProgress: true } : undefined;
     try {
-      report.results.push({ result: await client.callTool({ name: c.name, arguments: c.arguments || {} }, options) });
+      let result;
+      if (c.op === "prompt") result = await client.getPrompt({ name: c.name, arguments: c.arguments || {} });
+      else if (c.op === "read") result = await client.readResource({ uri: c.uri });
+      else result = await client.callTool({ name: c.name, arguments: c.arguments || {} }, options);
+      report.results.push({ result });
     } catch (e) {
-      report.results.push({ error: { code: e.code ?? null, message: String(e.message ?? e) } });
+      report.results.push({ error: { code: e.code ?? null, message: String(e.message ?? e), data: e.data ?? null } });
     } finally {
       answered = true;
     }

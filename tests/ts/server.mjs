@@ -1,7 +1,9 @@
 // A real third-party MCP server for the end-to-end tests: the official
 // TypeScript SDK v2 (@modelcontextprotocol/server, pinned in tests/npm) on
 // stdio, with an echo and tools that ask their client for input: a form
-// (several kinds of fields, with defaults) and a URL. Written once for both
+// (several kinds of fields, with defaults) and a URL; a prompt (brief) and
+// a resource template (note://{name}: note://ask asks whose note it is,
+// note://missing is not found) that ask the same way. Written once for both
 // protocol generations: a 2026-07-28 client gets input_required results, a
 // 2025-11-25 one elicitation/create requests (the SDK's shim).
 //
@@ -21,7 +23,7 @@ import path from "node:path";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(here, "..", "npm", "package.json"));
-const { McpServer, inputRequired } = require("@modelcontextprotocol/server");
+const { McpServer, ResourceTemplate, ResourceNotFoundError, inputRequired } = require("@modelcontextprotocol/server");
 const { StdioServerTransport, serveStdio } = require("@modelcontextprotocol/server/stdio");
 const { z } = require("zod");
 
@@ -74,6 +76,25 @@ function newServer() {
     if (answer !== undefined) return { content: [{ type: "text", text: answer }] };
     return inputRequired({ inputRequests: { page: inputRequired.elicitUrl({ message: "Verify your account", url: "https://example.org/verify?session=ts" }) } });
   });
+  const owner = { type: "object", properties: { owner: { type: "string", title: "Owner" } }, required: ["owner"] };
+  server.registerPrompt("brief", { description: "Ask who the brief is for, then brief them." }, async (ctx) => {
+    const answer = render(ctx.mcpReq.inputResponses, "reader");
+    if (answer !== undefined) return { messages: [{ role: "user", content: { type: "text", text: "brief for " + answer } }] };
+    return inputRequired({ inputRequests: { reader: inputRequired.elicit({ message: "Who is the brief for?", requestedSchema: owner }) } });
+  });
+  server.registerResource("note", new ResourceTemplate("note://{name}", { list: undefined }), { description: "A note; note://ask asks whose." },
+    async (uri, { name }, ctx) => {
+      if (name === "missing") throw new ResourceNotFoundError(uri.href);
+      let text = "note " + name;
+      if (name === "ask") {
+        const answer = render(ctx.mcpReq.inputResponses, "whose");
+        if (answer === undefined) {
+          return inputRequired({ inputRequests: { whose: inputRequired.elicit({ message: "Whose note?", requestedSchema: owner }) } });
+        }
+        text = "note of " + answer;
+      }
+      return { contents: [{ uri: uri.href, mimeType: "text/plain", text }] };
+    });
   return server;
 }
 

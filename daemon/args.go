@@ -212,11 +212,6 @@ func validateArgs(ns, tool string, ts *toolSchema, args json.RawMessage) error {
 	}
 	obj, _ := inst.(map[string]any)
 	props, hasProps := ts.input["properties"].(map[string]any)
-	names := make([]string, 0, len(props))
-	for k := range props {
-		names = append(names, k)
-	}
-	sort.Strings(names)
 	if hasProps && closed(ts.input) {
 		var unknown []string
 		for k := range obj {
@@ -231,6 +226,11 @@ func validateArgs(ns, tool string, ts *toolSchema, args json.RawMessage) error {
 			if len(unknown) > 1 {
 				e.body.Error = fmt.Sprintf("%s.%s has no parameters %s", ns, tool, quoteAll(unknown))
 			}
+			names := make([]string, 0, len(props)) // (only a refusal needs them)
+			for name := range props {
+				names = append(names, name)
+			}
+			sort.Strings(names)
 			e.body.Suggestion = search.Suggest(k, names)
 			for _, u := range unknown {
 				e.body.Problems = append(e.body.Problems, fmt.Sprintf("at /%s: unknown parameter", u))

@@ -118,6 +118,7 @@ func (d *daemon) spec(st *state, s *config.Server, snap *cache.Snapshot) (upstre
 	if snap != nil {
 		sp.ProtocolVersion = snap.ProtocolVersion
 	}
+	sp = sp.WithLaunch()
 	d.specs.put(key, sp)
 	return sp, nil
 }

@@ -67,6 +67,7 @@ func (d *daemon) handler() http.Handler {
 		table[rt.path] = rt
 	}
 	debug := d.getenv != nil && debugEnabled(d.getenv)
+	self := os.Getuid() // (a system call each time it is asked)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A connection's requests run on its goroutine, deep: its
 		// stack is grown before the first (later ones would only zero
@@ -83,7 +84,7 @@ func (d *daemon) handler() http.Handler {
 		}
 		// A refused peer is not activity: it must not keep the daemon
 		// from its idle exit.
-		if err := checkPeer(r.Context(), os.Getuid()); err != nil {
+		if err := checkPeer(r.Context(), self); err != nil {
 			d.log.Printf("refused %s %s: %v", r.Method, r.URL.Path, err)
 			d.writeError(w, apiErr(http.StatusForbidden, api.CodeForbidden, "%v", err))
 			return

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -89,7 +90,7 @@ func (fs *frameStream) run() {
 			continue // the client went away: drain
 		}
 		line.Reset()
-		if err := enc.Encode(f); err != nil {
+		if err := encodeFrame(&line, enc, f); err != nil {
 			broken = true
 			continue
 		}
@@ -155,7 +156,7 @@ func (fs *frameStream) finish(f api.StreamFrame) {
 	fs.closed = true
 	fs.mu.Unlock()
 	var line bytes.Buffer
-	if err := newEncoder(&line).Encode(f); err != nil {
+	if err := encodeFrame(&line, nil, f); err != nil {
 		fs.w.WriteHeader(http.StatusOK)
 		return
 	}
@@ -193,4 +194,29 @@ func (fs *frameStream) close() {
 	} else {
 		fs.w.WriteHeader(http.StatusOK) // closed without a frame
 	}
+}
+
+// encodeFrame writes f as one line into line. A result frame whose result
+// is held as the server's bytes (no blobs, no task) is written around
+// them, as writeCall writes a plain answer: encoding/json would decode it
+// once to check it and again to compact it. The line must stay one line
+// (NDJSON), so a result that spans lines (a network server's pretty
+// printing) is compacted. enc, when not nil, is an encoder into line.
+func encodeFrame(line *bytes.Buffer, enc *json.Encoder, f api.StreamFrame) error {
+	if r := f.Result; r != nil && len(r.Blobs) == 0 && r.Task == nil && len(r.Result) > 0 {
+		line.WriteString(`{"result":{"result":`)
+		if bytes.ContainsAny(r.Result, "\r\n") {
+			if err := json.Compact(line, r.Result); err != nil {
+				return err
+			}
+		} else {
+			line.Write(r.Result)
+		}
+		line.WriteString(`,"isError":` + strconv.FormatBool(r.IsError) + "}}\n")
+		return nil
+	}
+	if enc == nil {
+		enc = newEncoder(line)
+	}
+	return enc.Encode(f)
 }

@@ -70,3 +70,88 @@ func toolResult(resp *api.CallResponse, prefix string) *mcp.CallToolResult {
 	}
 	return r
 }
+
+// appendToolResult appends r as JSON, the members mcp.CallToolResult's
+// MarshalJSON writes, in its order (sorted), without its map of values
+// and the reflection and validation of every item it costs: content passed
+// on as bytes (rawContent) is copied as it is (compacted, should it hold a
+// line break: the stdio transport is one message per line).
+func appendToolResult(dst []byte, r *mcp.CallToolResult) ([]byte, error) {
+	dst = append(dst, '{')
+	if r.Meta != nil {
+		b, err := json.Marshal(r.Meta)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(append(dst, `"_meta":`...), b...)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"content":[`...)
+	for i, c := range r.Content {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if rc, ok := c.(rawContent); ok {
+			dst, err = appendCompact(dst, rc.raw)
+		} else {
+			var b []byte
+			if b, err = json.Marshal(c); err == nil {
+				dst = append(dst, b...)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	dst = append(dst, ']')
+	if len(r.InputRequests) > 0 {
+		b, err := json.Marshal(r.InputRequests)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(append(dst, `,"inputRequests":`...), b...)
+	}
+	if r.IsError {
+		dst = append(dst, `,"isError":true`...)
+	}
+	if r.RequestState != "" {
+		dst = appendString(append(dst, `,"requestState":`...), r.RequestState)
+	}
+	if r.ResultType != "" {
+		dst = appendString(append(dst, `,"resultType":`...), string(r.ResultType))
+	}
+	switch {
+	case len(r.RawStructuredContent) > 0:
+		var err error
+		if dst, err = appendCompact(append(dst, `,"structuredContent":`...), r.RawStructuredContent); err != nil {
+			return nil, err
+		}
+	case r.StructuredContent != nil:
+		b, err := json.Marshal(r.StructuredContent)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(append(dst, `,"structuredContent":`...), b...)
+	}
+	return append(dst, '}'), nil
+}
+
+// appendCompact appends raw, a JSON value as decoded (valid), compacted
+// only when it spans lines.
+func appendCompact(dst, raw []byte) ([]byte, error) {
+	if bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
+		return append(dst, raw...), nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, err
+	}
+	return append(dst, b.Bytes()...), nil
+}
+
+// appendString appends s as a JSON string.
+func appendString(dst []byte, s string) []byte {
+	b, _ := json.Marshal(s) // a string always encodes
+	return append(dst, b...)
+}

@@ -291,7 +291,9 @@ func Run(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) erro
 
 	defer srv.closeSubscriptions() // the hosts' resource subscriptions end with serve
 	if ln == nil {
-		return serveStdio(ctx, srv.frontOf(srv.single), stdin, stdout)
+		in, restore := pollableStdin(stdin)
+		defer restore()
+		return serveStdio(ctx, srv.frontOf(srv.single), in, stdout)
 	}
 	h := &httpHandler{s: srv, keyPath: paths.ServeKey(), maxBody: o.MaxBody}
 	base := "http://" + ln.Addr().String() + "/mcp"

@@ -54,6 +54,7 @@ func serveStdio(ctx context.Context, f *front, in io.Reader, out io.Writer) erro
 	err := ss.Listen(ctx, toMCP, w)
 	toMCP.Close()
 	st.wg.Wait()
+	st.workers.stop()
 	return err
 }
 
@@ -85,6 +86,8 @@ type stdioCalls struct {
 
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc // by JSON-RPC id, as written
+
+	workers workers // run the calls
 }
 
 // read passes every line of in to mcp-go (feed) but the calls it answers.
@@ -226,7 +229,7 @@ func (st *stdioCalls) take(line []byte) bool {
 	st.inflight[id] = cancel
 	st.mu.Unlock()
 	st.wg.Add(1)
-	go func() {
+	st.workers.run(func() {
 		defer st.wg.Done()
 		defer func() {
 			st.mu.Lock()
@@ -235,7 +238,7 @@ func (st *stdioCalls) take(line []byte) bool {
 			cancel()
 		}()
 		st.answer(ctx, m.ID, e, m.Params.Arguments, token)
-	}()
+	})
 	return true
 }
 
@@ -278,16 +281,14 @@ func (st *stdioCalls) answer(ctx context.Context, id json.RawMessage, e entry, a
 			}
 			return
 		}
-		b, err := json.Marshal(res)
-		if err != nil {
-			body = errorResponse(id, mcp.INTERNAL_ERROR, fmt.Sprintf("encode the result: %v", err), nil)
-			return
-		}
-		body = make([]byte, 0, len(b)+len(id)+40)
+		body = make([]byte, 0, 256)
 		body = append(body, `{"jsonrpc":"2.0","id":`...)
 		body = append(body, id...)
 		body = append(body, `,"result":`...)
-		body = append(body, b...)
+		if body, err = appendToolResult(body, res); err != nil {
+			body = errorResponse(id, mcp.INTERNAL_ERROR, fmt.Sprintf("encode the result: %v", err), nil)
+			return
+		}
 		body = append(body, "}\n"...)
 	}()
 	if st.wasCancelled(id) {

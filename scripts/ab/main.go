@@ -3,7 +3,7 @@
 // load on a shared machine hits both alike. It is how the A/B figures in
 // docs/performance.md were taken.
 //
-//	go run ./scripts/ab [-n 1000] [-daemon same|each] [-request JSON] [-config JSON] REV_A REV_B [-- MCPX ARGS...]
+//	go run ./scripts/ab [-n 1000] [-daemon same|each] [-request JSON | -serve] [-config JSON] REV_A REV_B [-- MCPX ARGS...]
 //
 // A revision is anything git names (HEAD~1, a branch), or "." for the
 // working tree as it is. Both are built the way the README builds them
@@ -13,9 +13,17 @@
 // so only the CLI differs; -daemon each gives each build its own daemon.
 // -request times the daemons alone instead: each round sends the JSON body
 // as POST /v1/call on a new connection to each build's daemon (-daemon
-// each is implied), the way every mcpx command connects. -config gives
-// each HOME a user config instead of the built-in one ({fixture} in it is
-// the test fixture server) and reads its servers once before timing:
+// each is implied), the way every mcpx command connects. -serve times a
+// tool call through each build's `mcpx serve` on stdio instead (one host
+// session per build, kept for every round, as a host keeps it; its own
+// daemon each): the MCP tool and its JSON arguments, by default
+// demo.echo {"text":"hi"}:
+//
+//	go run ./scripts/ab -serve -n 3000 main . [-- demo.echo '{"text":"hi"}']
+//
+// -config gives each HOME a user config instead of the built-in one
+// ({fixture} in it is the test fixture server) and reads its servers once
+// before timing:
 //
 //	go run ./scripts/ab -daemon each -n 300 \
 //	  -config '{"mcpServers": {"big": {"command": "{fixture}", "env": {"FIXTURE_EXTRA_TOOLS": "10000"}}}}' \
@@ -25,6 +33,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,6 +45,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 func main() {
@@ -43,8 +55,9 @@ func main() {
 	daemon := flag.String("daemon", "same", "`same`: one daemon (REV_A's) for both CLIs; each: a daemon per build")
 	request := flag.String("request", "", "time POST /v1/call with this `JSON` body on each build's daemon instead of a command")
 	config := flag.String("config", "", "the user config (`JSON`) of each build's HOME instead of the built-in one; {fixture} in it is the test fixture server, built from the working tree")
+	serve := flag.Bool("serve", false, "time a tool call through each build's `mcpx serve` (stdio, one session each) instead of a command")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/ab [-n N] [-daemon same|each] [-config JSON] REV_A REV_B [-- MCPX ARGS...]")
+		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/ab [-n N] [-daemon same|each] [-request JSON | -serve] [-config JSON] REV_A REV_B [-- MCPX ARGS...]")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -59,7 +72,17 @@ func main() {
 		}
 		args = rest
 	}
-	if err := run(flag.Arg(0), flag.Arg(1), args, *n, *daemon == "each" || *request != "", *request, *config); err != nil {
+	if *serve {
+		*request = ""
+		args = []string{"demo.echo", `{"text":"hi"}`}
+		if rest := flag.Args()[2:]; len(rest) > 0 {
+			if rest[0] == "--" {
+				rest = rest[1:]
+			}
+			args = append(rest, args[len(rest):]...)
+		}
+	}
+	if err := run(flag.Arg(0), flag.Arg(1), args, *n, *daemon == "each" || *request != "" || *serve, *request, *config, *serve); err != nil {
 		fmt.Fprintln(os.Stderr, "ab:", err)
 		os.Exit(1)
 	}
@@ -70,10 +93,11 @@ func main() {
 type build struct {
 	rev, bin, home string
 	times          []time.Duration
-	socket         string // its daemon's, with -request
+	socket         string         // its daemon's, with -request
+	host           *client.Client // its serve session, with -serve
 }
 
-func run(revA, revB string, args []string, n int, ownDaemons bool, request, config string) error {
+func run(revA, revB string, args []string, n int, ownDaemons bool, request, config string, serve bool) error {
 	tmp, err := os.MkdirTemp("", "mcpx-ab-")
 	if err != nil {
 		return err
@@ -90,21 +114,118 @@ func run(revA, revB string, args []string, n int, ownDaemons bool, request, conf
 	}
 	defer func() {
 		for _, x := range builds {
+			if x.host != nil {
+				x.host.Close()
+			}
 			_, _ = x.exec("stop")
 		}
 	}()
 	measure, what, err := warmUp(builds, args, config, request)
+	if serve {
+		measure, what, err = warmUpServe(builds, args)
+	}
 	if err != nil {
 		return err
+	}
+	var cpu [2]func() time.Duration
+	if serve {
+		for i, x := range builds {
+			cpu[i] = x.cpuOfServe()
+		}
 	}
 	if err := interleave(builds, n, measure); err != nil {
 		return err
 	}
 	ma, mb := median(a.times), median(b.times)
 	fmt.Printf("%s, %d interleaved rounds, daemon %s\n", what, n, map[bool]string{false: "shared (A's)", true: "one per build"}[ownDaemons])
-	fmt.Printf("A %-20s median %.3f ms\n", revA, ms(ma))
-	fmt.Printf("B %-20s median %.3f ms  (%+.1f %%)\n", revB, ms(mb), 100*(ms(mb)-ms(ma))/ms(ma))
+	fmt.Printf("A %-20s median %.3f ms%s\n", revA, ms(ma), cpuPerCall(cpu[0], n))
+	fmt.Printf("B %-20s median %.3f ms  (%+.1f %%)%s\n", revB, ms(mb), 100*(ms(mb)-ms(ma))/ms(ma), cpuPerCall(cpu[1], n))
 	return nil
+}
+
+// cpuPerCall says how much CPU a build's processes took per call (nothing
+// where it could not be read).
+func cpuPerCall(used func() time.Duration, n int) string {
+	if used == nil {
+		return ""
+	}
+	d := used()
+	if d <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("; CPU of serve, daemon and server %.0f µs per call", float64(d)/float64(time.Microsecond)/float64(n))
+}
+
+// cpuOfServe starts counting the CPU time of this build's serve, its
+// daemon and the daemon's servers (Linux: /proc), and returns what reads
+// the time used since; nil where /proc is not there.
+func (x *build) cpuOfServe() func() time.Duration {
+	var pids []int
+	kids, _ := children(os.Getpid())
+	for _, pid := range kids {
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && strings.HasPrefix(exe, x.bin+"/") {
+			pids = append(pids, pid) // serve (mcpx execs mcpxd serve)
+		}
+	}
+	cmd := exec.Command(filepath.Join(x.bin, "mcpx"), "status", "--json")
+	cmd.Dir, cmd.Env = x.home, x.env()
+	var st struct {
+		Service struct {
+			Pid int `json:"pid"`
+		} `json:"service"`
+	}
+	if out, err := cmd.Output(); err == nil && json.Unmarshal(out, &st) == nil && st.Service.Pid > 0 {
+		servers, _ := children(st.Service.Pid)
+		pids = append(append(pids, st.Service.Pid), servers...)
+	}
+	if len(pids) == 0 {
+		return nil
+	}
+	start := cpuTime(pids)
+	return func() time.Duration { return cpuTime(pids) - start }
+}
+
+// children lists the child processes of pid (Linux).
+func children(pid int) ([]int, error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, t := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		for _, f := range strings.Fields(string(b)) {
+			var c int
+			if _, err := fmt.Sscan(f, &c); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+// cpuTime is the user and system time of pids (clock ticks of 10 ms).
+func cpuTime(pids []int) time.Duration {
+	var sum time.Duration
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 {
+			s = s[i+1:]
+		}
+		f := strings.Fields(s) // state is f[0]; utime, stime are f[11], f[12]
+		if len(f) < 13 {
+			continue
+		}
+		var u, st int64
+		fmt.Sscan(f[11], &u)
+		fmt.Sscan(f[12], &st)
+		sum += time.Duration(u+st) * 10 * time.Millisecond
+	}
+	return sum
 }
 
 // prepare compiles each build and makes its HOME, with config (if any)
@@ -287,3 +408,56 @@ func median(ds []time.Duration) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// warmUpServe reads the servers with each build (which starts its
+// daemon), starts a host session with its `mcpx serve` and calls the tool
+// 200 times through each. args are
+// the tool's MCP name and its JSON arguments.
+func warmUpServe(builds []*build, args []string) (func(*build) (time.Duration, error), string, error) {
+	var arguments map[string]any
+	if err := json.Unmarshal([]byte(args[1]), &arguments); err != nil {
+		return nil, "", fmt.Errorf("arguments %s: %v", args[1], err)
+	}
+	call := func(x *build) (time.Duration, error) {
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = args[0], arguments
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		start := time.Now()
+		res, err := x.host.CallTool(ctx, req)
+		d := time.Since(start)
+		if err == nil && res.IsError {
+			err = errors.New("the result is an error")
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%s: call %s through serve: %v", x.rev, args[0], err)
+		}
+		return d, nil
+	}
+	for _, x := range builds {
+		// serve lists what the schema cache holds: read the servers first.
+		if _, err := x.exec("refresh"); err != nil {
+			return nil, "", err
+		}
+		c, err := client.NewStdioMCPClient(filepath.Join(x.bin, "mcpx"), x.env(), "-C", x.home, "serve")
+		if err != nil {
+			return nil, "", err
+		}
+		x.host = c
+		init := mcp.InitializeRequest{}
+		init.Params.ProtocolVersion = mcp.ProtocolVersion20251125 // as the hosts of today
+		init.Params.ClientInfo = mcp.Implementation{Name: "ab", Version: "1"}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_, err = c.Initialize(ctx, init)
+		cancel()
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: initialize serve: %v", x.rev, err)
+		}
+		for range 200 {
+			if _, err := call(x); err != nil {
+				return nil, "", err
+			}
+		}
+	}
+	return call, fmt.Sprintf("%s %s through mcpx serve (stdio, one session per build)", args[0], args[1]), nil
+}

@@ -454,16 +454,7 @@ func (f *front) inputRequired(p *parked) (*mcp.MultiRoundTripResult, error) {
 
 // closeParked cancels the parked calls of every front.
 func (s *mcpxServer) closeParked() {
-	s.mu.Lock()
-	fronts := make([]*front, 0, len(s.fronts)+1)
-	if s.aggregate != nil {
-		fronts = append(fronts, s.aggregate)
-	}
-	for _, f := range s.fronts {
-		fronts = append(fronts, f)
-	}
-	s.mu.Unlock()
-	for _, f := range fronts {
+	for _, f := range s.allFronts() {
 		f.parked.closeAll()
 	}
 }

@@ -569,3 +569,17 @@ func (cat *catalog) lookup(name string) (entry, error) {
 	}
 	return entry{}, fmt.Errorf("no tool %q is served (search_tools lists them)", name)
 }
+
+// allFronts is the aggregate front (if any) and every namespace's front.
+func (s *mcpxServer) allFronts() []*front {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fronts := make([]*front, 0, len(s.fronts)+1)
+	if s.aggregate != nil {
+		fronts = append(fronts, s.aggregate)
+	}
+	for _, f := range s.fronts {
+		fronts = append(fronts, f)
+	}
+	return fronts
+}

@@ -388,16 +388,7 @@ func (t *hostSubs) closeAll() {
 
 // closeSubscriptions ends the host subscriptions of every front.
 func (s *mcpxServer) closeSubscriptions() {
-	s.mu.Lock()
-	fronts := make([]*front, 0, len(s.fronts)+1)
-	if s.aggregate != nil {
-		fronts = append(fronts, s.aggregate)
-	}
-	for _, f := range s.fronts {
-		fronts = append(fronts, f)
-	}
-	s.mu.Unlock()
-	for _, f := range fronts {
+	for _, f := range s.allFronts() {
 		f.subs.closeAll()
 	}
 }

@@ -9,11 +9,13 @@ import (
 	"testing"
 )
 
-// errorsConfig writes a config with the conformance fixture (conf) and the
-// TypeScript server restricted to each generation (tm 2026-07-28, tl
-// 2025-11-25).
-func errorsConfig(t *testing.T, e *Env) {
+// serveErrorsConfig writes a config with the conformance fixture (conf)
+// and the TypeScript server restricted to each generation (tm 2026-07-28,
+// tl 2025-11-25), reads it, and starts `mcpx serve --http` in front of it:
+// its env and the base URL of its endpoints.
+func serveErrorsConfig(t *testing.T) (e *Env, base string) {
 	t.Helper()
+	e = NewEnv(t)
 	node, args := tsServer(t)
 	cfg := map[string]any{"mcpServers": map[string]any{
 		"conf": map[string]any{"command": fixtureBin, "args": []string{"--conformance"},
@@ -23,6 +25,10 @@ func errorsConfig(t *testing.T, e *Env) {
 	}}
 	b, _ := json.Marshal(cfg)
 	e.WriteFile(filepath.Join(e.Work, ".mcpx.json"), string(b))
+	e.MustOK("refresh")
+	addr := freeAddr(t)
+	startServe(t, e, "--http", addr)
+	return e, "http://" + addr + "/mcp"
 }
 
 // post2026 sends one 2026-07-28 request (no capabilities declared) to a
@@ -84,12 +90,7 @@ func rpcErr(msg map[string]any) (code float64, data map[string]any) {
 // the URI or the server does not find it. A host that declares sampling
 // has the tool run.
 func TestServeGivesServersJSONRPCErrors(t *testing.T) {
-	e := NewEnv(t)
-	errorsConfig(t, e)
-	e.MustOK("refresh")
-	addr := freeAddr(t)
-	startServe(t, e, "--http", addr)
-	base := "http://" + addr + "/mcp"
+	e, base := serveErrorsConfig(t)
 
 	t.Run("2026-http-raw", func(t *testing.T) {
 		status, msg := post2026(t, e, base+"/conf", "tools/call", "test_missing_capability",
@@ -155,12 +156,7 @@ func TestServeGivesServersJSONRPCErrors(t *testing.T) {
 // 2025-11-25 server's question declined for it, and a 2026-07-28 server,
 // told so, answers -32021.
 func TestServeRelaysQuestionsOfPromptsAndReads(t *testing.T) {
-	e := NewEnv(t)
-	errorsConfig(t, e)
-	e.MustOK("refresh")
-	addr := freeAddr(t)
-	startServe(t, e, "--http", addr)
-	base := "http://" + addr + "/mcp"
+	e, base := serveErrorsConfig(t)
 	answer := map[string]any{"action": "accept", "content": map[string]any{"owner": "Ada"}}
 	const brief, note = `brief for accept {\"owner\":\"Ada\"}`, `note of accept {\"owner\":\"Ada\"}`
 

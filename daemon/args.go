@@ -211,50 +211,73 @@ func validateArgs(ns, tool string, ts *toolSchema, args json.RawMessage) error {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "arguments of %s.%s: %v", ns, tool, err)
 	}
 	obj, _ := inst.(map[string]any)
+	if e := unknownArgs(ns, tool, ts, obj); e != nil {
+		return e
+	}
+	if e := missingArgs(ns, tool, ts, obj); e != nil {
+		return e
+	}
+	return schemaArgs(ns, tool, ts, inst)
+}
+
+// unknownArgs refuses names a closed schema does not list, suggesting the
+// nearest parameter for the first.
+func unknownArgs(ns, tool string, ts *toolSchema, obj map[string]any) *httpError {
 	props, hasProps := ts.input["properties"].(map[string]any)
-	if hasProps && closed(ts.input) {
-		var unknown []string
-		for k := range obj {
-			if _, ok := props[k]; !ok {
-				unknown = append(unknown, k)
-			}
-		}
-		if len(unknown) > 0 {
-			sort.Strings(unknown)
-			k := unknown[0]
-			e := argError(ns, tool, k, "%s.%s has no parameter %q", ns, tool, k)
-			if len(unknown) > 1 {
-				e.body.Error = fmt.Sprintf("%s.%s has no parameters %s", ns, tool, quoteAll(unknown))
-			}
-			names := make([]string, 0, len(props)) // (only a refusal needs them)
-			for name := range props {
-				names = append(names, name)
-			}
-			sort.Strings(names)
-			e.body.Suggestion = search.Suggest(k, names)
-			for _, u := range unknown {
-				e.body.Problems = append(e.body.Problems, fmt.Sprintf("at /%s: unknown parameter", u))
-			}
-			return e
+	if !hasProps || !closed(ts.input) {
+		return nil
+	}
+	var unknown []string
+	for k := range obj {
+		if _, ok := props[k]; !ok {
+			unknown = append(unknown, k)
 		}
 	}
-	if req, ok := ts.input["required"].([]any); ok {
-		var missing []string
-		for _, r := range req {
-			if s, ok := r.(string); ok {
-				if _, there := obj[s]; !there {
-					missing = append(missing, s)
-				}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	k := unknown[0]
+	e := argError(ns, tool, k, "%s.%s has no parameter %q", ns, tool, k)
+	if len(unknown) > 1 {
+		e.body.Error = fmt.Sprintf("%s.%s has no parameters %s", ns, tool, quoteAll(unknown))
+	}
+	names := make([]string, 0, len(props)) // (only a refusal needs them)
+	for name := range props {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	e.body.Suggestion = search.Suggest(k, names)
+	for _, u := range unknown {
+		e.body.Problems = append(e.body.Problems, fmt.Sprintf("at /%s: unknown parameter", u))
+	}
+	return e
+}
+
+// missingArgs refuses arguments without every required one.
+func missingArgs(ns, tool string, ts *toolSchema, obj map[string]any) *httpError {
+	req, _ := ts.input["required"].([]any)
+	var missing []string
+	for _, r := range req {
+		if s, ok := r.(string); ok {
+			if _, there := obj[s]; !there {
+				missing = append(missing, s)
 			}
-		}
-		if len(missing) > 0 {
-			e := argError(ns, tool, missing[0], "%s.%s needs argument %s", ns, tool, quoteAll(missing))
-			for _, m := range missing {
-				e.body.Problems = append(e.body.Problems, fmt.Sprintf("at /%s: missing required argument", m))
-			}
-			return e
 		}
 	}
+	if len(missing) == 0 {
+		return nil
+	}
+	e := argError(ns, tool, missing[0], "%s.%s needs argument %s", ns, tool, quoteAll(missing))
+	for _, m := range missing {
+		e.body.Problems = append(e.body.Problems, fmt.Sprintf("at /%s: missing required argument", m))
+	}
+	return e
+}
+
+// schemaArgs checks inst against the whole input schema, naming every
+// innermost failure.
+func schemaArgs(ns, tool string, ts *toolSchema, inst any) error {
 	if ts.validator == nil {
 		return nil
 	}

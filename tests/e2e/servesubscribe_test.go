@@ -42,6 +42,7 @@ func newGoHost(t *testing.T, url string, headers map[string]string, version stri
 	if !mcp.IsModernProtocol(version) {
 		// A 2025-11-25 session hears what belongs to no request on the GET
 		// stream (2026-07-28 on subscriptions/listen).
+		//lint:ignore SA1019 deprecated only from 2026-07-28; this is the 2025-11-25 host
 		opts = append(opts, transport.WithContinuousListening())
 	}
 	tr, err := transport.NewStreamableHTTP(url, opts...)
@@ -141,6 +142,7 @@ func serveSubscribeGoHosts(t *testing.T, upstream string) {
 	defer cancel()
 	sub := mcp.SubscribeRequest{}
 	sub.Params.URI = fixture.CounterURI
+	//lint:ignore SA1019 deprecated only from 2026-07-28; a 2025-11-25 host subscribes this way
 	if err := legacy.c.Subscribe(ctx, sub); err != nil {
 		t.Fatalf("resources/subscribe at /mcp/fx: %v", err)
 	}
@@ -171,6 +173,7 @@ func serveSubscribeGoHosts(t *testing.T, upstream string) {
 	// after that does not reach it.
 	unsub := mcp.UnsubscribeRequest{}
 	unsub.Params.URI = fixture.CounterURI
+	//lint:ignore SA1019 deprecated only from 2026-07-28; a 2025-11-25 host unsubscribes this way
 	if err := legacy.c.Unsubscribe(ctx, unsub); err != nil {
 		t.Fatalf("resources/unsubscribe: %v", err)
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpx-dev/mcpx/internal/syncio"
 )
 
 // serve on stdio. mcp-go serves the session (initialize, lists, prompts,
@@ -37,7 +39,7 @@ import (
 
 // serveStdio serves f on in and out until in ends or ctx is done.
 func serveStdio(ctx context.Context, f *front, in io.Reader, out io.Writer) error {
-	w := &lineWriter{w: out}
+	w := &syncio.Writer{W: out}
 	toMCP, feed := io.Pipe()
 	st := &stdioCalls{f: f, w: w, ready: make(chan struct{}), inflight: map[string]context.CancelFunc{}}
 	ss := server.NewStdioServer(f.mcp)
@@ -62,23 +64,10 @@ func serveStdio(ctx context.Context, f *front, in io.Reader, out io.Writer) erro
 // notification to the host at once (forwarder.write).
 type directWriteKey struct{}
 
-// lineWriter writes each message whole: mcp-go and the calls answered
-// here write to the same stdout.
-type lineWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lineWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 // stdioCalls answers the plain tool calls of one stdio session.
 type stdioCalls struct {
 	f     *front
-	w     *lineWriter
+	w     *syncio.Writer
 	once  sync.Once
 	ready chan struct{}   // closed once ctx is set
 	ctx   context.Context // the session's, from mcp-go

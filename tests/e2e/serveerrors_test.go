@@ -1,12 +1,13 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/testkit"
 )
 
 // serveErrorsConfig writes a config with the conformance fixture (conf)
@@ -32,45 +33,10 @@ func serveErrorsConfig(t *testing.T) (e *Env, base string) {
 }
 
 // post2026 sends one 2026-07-28 request (no capabilities declared) to a
-// serve endpoint as the conformance suite does, and returns the HTTP
-// status and the JSON-RPC answer.
-func post2026(t *testing.T, e *Env, url, method, name string, params map[string]any) (int, map[string]any) {
+// serve endpoint, with its key, as the conformance suite does.
+func post2026(t *testing.T, e *Env, url, method string, params map[string]any) (int, map[string]any) {
 	t.Helper()
-	params["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "e2e", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	req.Header.Set("Mcp-Name", name)
-	for k, v := range keyHeader(t, e) {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var buf bytes.Buffer
-	buf.ReadFrom(resp.Body)
-	raw := buf.Bytes()
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		for _, line := range strings.Split(buf.String(), "\n") {
-			if d, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(d, `"id"`) {
-				raw = []byte(d)
-			}
-		}
-	}
-	var msg map[string]any
-	if err := json.Unmarshal(raw, &msg); err != nil {
-		t.Fatalf("%s: HTTP %d, answer %q: %v", method, resp.StatusCode, buf.String(), err)
-	}
-	return resp.StatusCode, msg
+	return testkit.Post2026(t, url, method, params, map[string]any{}, keyHeader(t, e))
 }
 
 // rpcErr reads an error object: its code and data.
@@ -93,7 +59,7 @@ func TestServeGivesServersJSONRPCErrors(t *testing.T) {
 	e, base := serveErrorsConfig(t)
 
 	t.Run("2026-http-raw", func(t *testing.T) {
-		status, msg := post2026(t, e, base+"/conf", "tools/call", "test_missing_capability",
+		status, msg := post2026(t, e, base+"/conf", "tools/call",
 			map[string]any{"name": "test_missing_capability", "arguments": map[string]any{}})
 		code, data := rpcErr(msg)
 		required, _ := data["requiredCapabilities"].(map[string]any)
@@ -101,7 +67,7 @@ func TestServeGivesServersJSONRPCErrors(t *testing.T) {
 			t.Errorf("test_missing_capability: HTTP %d %v; want 400, -32021 naming sampling", status, msg)
 		}
 		for _, c := range []struct{ ns, uri string }{{"conf", "test://nonexistent"}, {"tm", "note://missing"}} {
-			status, msg = post2026(t, e, base+"/"+c.ns, "resources/read", c.uri, map[string]any{"uri": c.uri})
+			status, msg = post2026(t, e, base+"/"+c.ns, "resources/read", map[string]any{"uri": c.uri})
 			if code, data := rpcErr(msg); status != http.StatusBadRequest || code != -32602 || data["uri"] != c.uri {
 				t.Errorf("read %s on %s: HTTP %d %v; want 400, -32602 with data.uri", c.uri, c.ns, status, msg)
 			}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -19,24 +18,8 @@ import (
 // config) whose socket is a listener the test serves by hand.
 func newTestClient(t *testing.T) (*Client, net.Listener) {
 	t.Helper()
-	base, err := os.MkdirTemp("", "mcpxc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	env := map[string]string{
-		"HOME":            filepath.Join(base, "home"),
-		"XDG_RUNTIME_DIR": filepath.Join(base, "run"),
-		"XDG_STATE_HOME":  filepath.Join(base, "state"),
-		"XDG_CACHE_HOME":  filepath.Join(base, "cache"),
-		"XDG_CONFIG_HOME": filepath.Join(base, "config"),
-		"MCPX_SOCKET":     filepath.Join(base, "d.sock"),
-	}
-	for _, d := range []string{"home", "run", "work"} {
-		if err := os.MkdirAll(filepath.Join(base, d), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
+	base, env := hermeticTree(t, "work")
+	env["MCPX_SOCKET"] = filepath.Join(base, "d.sock")
 	ln, err := net.Listen("unix", env["MCPX_SOCKET"])
 	if err != nil {
 		t.Fatal(err)

@@ -41,10 +41,15 @@ func TestRuntimeKeyRecordCarriesTheTokenStore(t *testing.T) {
 
 // hermeticTree makes a temporary tree with home, run and dirs (relative
 // to it) and returns it with the environment whose HOME and XDG
-// directories point into it.
+// directories point into it. The tree's path is short (not t.TempDir's,
+// which holds the test's name): a socket in it must fit sun_path.
 func hermeticTree(t *testing.T, dirs ...string) (string, map[string]string) {
 	t.Helper()
-	base := t.TempDir()
+	base, err := os.MkdirTemp("", "mcpxc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
 	env := map[string]string{
 		"HOME":            filepath.Join(base, "home"),
 		"XDG_RUNTIME_DIR": filepath.Join(base, "run"),

@@ -122,32 +122,15 @@ func (d *daemon) serveNamespaces(w http.ResponseWriter, r *http.Request) error {
 	if r.URL.Query().Get("brief") != "1" {
 		return writeJSON(w, api.NamespacesResponse{Namespaces: nss, Unavailable: st.unavailable})
 	}
-	rows := make([]namespaceRow, len(nss))
+	rows := make([]api.NamespaceRow, len(nss))
 	for i, n := range nss {
-		rows[i] = namespaceRow{Name: n.Name, Description: n.Description, Tools: n.Tools, Live: n.Live,
+		rows[i] = api.NamespaceRow{Name: n.Name, Description: n.Description, Tools: n.Tools, Live: n.Live,
 			Replaced: n.Replaced, ExitsAfterAnswer: n.ExitsAfterAnswer, State: n.State, Error: n.Error}
 		if n.State == api.StateUntrusted {
 			rows[i].Source = n.Source
 		}
 	}
-	return writeJSON(w, struct {
-		Namespaces  []namespaceRow          `json:"namespaces"`
-		Unavailable []api.UnavailableSource `json:"unavailableSources,omitempty"`
-	}{rows, st.unavailable})
-}
-
-// namespaceRow is an api.Namespace of a brief listing: the same keys,
-// every one but name and state left out when empty.
-type namespaceRow struct {
-	Name             string `json:"name"`
-	Description      string `json:"description,omitempty"`
-	Source           string `json:"source,omitempty"`
-	Tools            int    `json:"tools,omitempty"`
-	Live             int    `json:"live,omitempty"`
-	Replaced         int    `json:"replaced,omitempty"`
-	ExitsAfterAnswer bool   `json:"exitsAfterAnswer,omitempty"`
-	State            string `json:"state"`
-	Error            string `json:"error,omitempty"`
+	return writeJSON(w, api.NamespacesBrief{Namespaces: rows, Unavailable: st.unavailable})
 }
 
 // serveTools answers GET /v1/tools?ns=[&brief=1]. An unread namespace

@@ -141,6 +141,29 @@ type Namespace struct {
 	FetchedAt *time.Time `json:"fetchedAt,omitempty"`
 }
 
+// NamespaceRow is a Namespace of a brief listing (GET
+// /v1/namespaces?brief=1): the same keys, every one but name and state
+// left out when empty, and none of what a listing does not show (its hash,
+// transport, sharing, scope and fetch time; its source unless untrusted).
+// DecodeNamespaces reads it as a Namespace.
+type NamespaceRow struct {
+	Name             string `json:"name"`
+	Description      string `json:"description,omitempty"`
+	Source           string `json:"source,omitempty"`
+	Tools            int    `json:"tools,omitempty"`
+	Live             int    `json:"live,omitempty"`
+	Replaced         int    `json:"replaced,omitempty"`
+	ExitsAfterAnswer bool   `json:"exitsAfterAnswer,omitempty"`
+	State            string `json:"state"`
+	Error            string `json:"error,omitempty"`
+}
+
+// NamespacesBrief is the answer of GET /v1/namespaces?brief=1.
+type NamespacesBrief struct {
+	Namespaces  []NamespaceRow      `json:"namespaces"`
+	Unavailable []UnavailableSource `json:"unavailableSources,omitempty"`
+}
+
 // Schema states.
 const (
 	StateCached = "cached"
@@ -232,6 +255,10 @@ type SearchResponse struct {
 	// (?brief=1) leaves out of Unread, which then names the first few.
 	UnreadMore int `json:"unreadMore,omitempty"`
 }
+
+// UnreadNamed is how many namespaces never read a brief search answer
+// names (SearchResponse.UnreadMore counts the rest).
+const UnreadNamed = 3
 
 // CallRequest is POST /v1/call.
 //

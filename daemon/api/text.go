@@ -20,10 +20,6 @@ func FirstLine(s string) string {
 	return ""
 }
 
-// UnreadNamed is how many namespaces never read a brief search answer
-// names (SearchResponse.UnreadMore counts the rest).
-const UnreadNamed = 3
-
 // Summary is what a table shows of a tool's description: its first
 // sentence of its first line, at most SummaryMax characters, on one line
 // (the whole text is in `mcpx schema` and in --json).

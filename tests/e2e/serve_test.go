@@ -458,6 +458,16 @@ func freeAddr(t *testing.T) string {
 
 // startServe starts `mcpx serve args…` in the background, waiting for an
 // HTTP address to accept; it is stopped at cleanup.
+// serveHTTP starts `mcpx serve --http` on a free loopback port and
+// returns the URL of its aggregate endpoint (".../mcp"; a namespace's is
+// that plus "/NS").
+func serveHTTP(t *testing.T, e *Env) string {
+	t.Helper()
+	addr := freeAddr(t)
+	startServe(t, e, "--http", addr)
+	return "http://" + addr + "/mcp"
+}
+
 func startServe(t *testing.T, e *Env, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(mcpxBin, append([]string{"serve"}, args...)...)
@@ -679,8 +689,7 @@ func TestServeForwardsProgressAndLogs(t *testing.T) {
 	e.MustOK("stop")
 	testkit.Eventually(t, 30*time.Second, "the daemon and its servers to exit", func() bool { return len(running(e)) == 0 })
 	t.Run("http", func(t *testing.T) {
-		addr := freeAddr(t)
-		startServe(t, e, "--http", addr)
-		checkForwarded(t, sdkClient(t, e, map[string]any{"transport": "http", "url": "http://" + addr + "/mcp", "headers": keyHeader(t, e), "steps": forwardSteps}))
+		mcpURL := serveHTTP(t, e)
+		checkForwarded(t, sdkClient(t, e, map[string]any{"transport": "http", "url": mcpURL, "headers": keyHeader(t, e), "steps": forwardSteps}))
 	})
 }

@@ -27,9 +27,7 @@ func serveErrorsConfig(t *testing.T) (e *Env, base string) {
 	b, _ := json.Marshal(cfg)
 	e.WriteFile(filepath.Join(e.Work, ".mcpx.json"), string(b))
 	e.MustOK("refresh")
-	addr := freeAddr(t)
-	startServe(t, e, "--http", addr)
-	return e, "http://" + addr + "/mcp"
+	return e, serveHTTP(t, e)
 }
 
 // post2026 sends one 2026-07-28 request (no capabilities declared) to a

@@ -142,9 +142,7 @@ func checkOwnNames(t *testing.T, r serveReport) {
 func TestServeOwnNamesHTTP(t *testing.T) {
 	e := NewEnv(t)
 	serveConfig(t, e)
-	addr := freeAddr(t)
-	startServe(t, e, "--http", addr)
-	base := "http://" + addr + "/mcp"
+	base := serveHTTP(t, e)
 	checkOwnNames(t, sdkClient(t, e, map[string]any{"transport": "http", "url": base + "/everything", "headers": keyHeader(t, e), "steps": ownSteps}))
 
 	// Policy and consent as on /mcp: demo's destructive tool is not run

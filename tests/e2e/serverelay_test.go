@@ -114,9 +114,7 @@ func TestServeRelaysElicitation(t *testing.T) {
 		}
 		return profileAnswer
 	}
-	addr := freeAddr(t)
-	startServe(t, e, "--http", addr)
-	base := "http://" + addr + "/mcp"
+	base := serveHTTP(t, e)
 
 	for _, c := range calls {
 		name := c.ns + "." + c.tool
@@ -209,9 +207,8 @@ func TestServeRelaysCompletion(t *testing.T) {
 			"steps": steps("everything.completable-prompt", "mcpx://everything/demo://resource/dynamic/text/{resourceId}")}))
 	})
 	t.Run("own-http", func(t *testing.T) {
-		addr := freeAddr(t)
-		startServe(t, e, "--http", addr)
-		check(t, sdkClient(t, e, map[string]any{"transport": "http", "url": "http://" + addr + "/mcp/everything", "headers": keyHeader(t, e),
+		mcpURL := serveHTTP(t, e)
+		check(t, sdkClient(t, e, map[string]any{"transport": "http", "url": mcpURL + "/everything", "headers": keyHeader(t, e),
 			"steps": steps("completable-prompt", "demo://resource/dynamic/text/{resourceId}")}))
 	})
 }
@@ -286,9 +283,7 @@ func TestServeProgressEveryNotification(t *testing.T) {
 	t.Run("stdio", func(t *testing.T) {
 		checkEveryProgress(t, fromSDK(t, sdkClient(t, e, map[string]any{"args": []string{"serve"}, "steps": steps})))
 	})
-	addr := freeAddr(t)
-	startServe(t, e, "--http", addr)
-	url := "http://" + addr + "/mcp/everything"
+	url := serveHTTP(t, e) + "/everything"
 	t.Run("http", func(t *testing.T) {
 		checkEveryProgress(t, fromSDK(t, sdkClient(t, e, map[string]any{"transport": "http", "url": url, "headers": keyHeader(t, e), "steps": own})))
 	})
@@ -320,9 +315,7 @@ func TestServeProgressEveryNotification(t *testing.T) {
 func TestServeConfirmsFor2026Host(t *testing.T) {
 	e := NewEnv(t)
 	serveConfig(t, e)
-	addr := freeAddr(t)
-	startServe(t, e, "--http", addr)
-	url := "http://" + addr + "/mcp/demo"
+	url := serveHTTP(t, e) + "/demo"
 	note := func(name string) []map[string]any {
 		return []map[string]any{
 			{"name": "add_note", "arguments": map[string]any{"name": name, "text": "kept"}},

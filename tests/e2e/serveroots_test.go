@@ -32,9 +32,7 @@ func TestServeRelaysRoots(t *testing.T) {
 	hostRoots := []map[string]any{{"uri": "file:///host/src", "name": "src"}, {"uri": "file:///host/docs"}}
 	const fromHost = "file:///host/src\nfile:///host/docs"
 	entry := "file://" + data
-	addr := freeAddr(t)
-	startServe(t, e, "--http", addr)
-	base := "http://" + addr + "/mcp"
+	base := serveHTTP(t, e)
 
 	for _, c := range []struct {
 		ns    string
@@ -105,14 +103,13 @@ func TestServeRelaysARoundWhole(t *testing.T) {
 	b, _ := json.Marshal(cfg)
 	e.WriteFile(filepath.Join(e.Work, ".mcpx.json"), string(b))
 	e.MustOK("refresh")
-	addr := freeAddr(t)
-	startServe(t, e, "--http", addr)
+	mcpURL := serveHTTP(t, e)
 	hostRoots := []map[string]any{{"uri": "file:///host/src"}, {"uri": "file:///host/docs"}}
 	const tool = "test_input_required_result_multiple_inputs"
 	const want = "Name: Grace; Greeting: Pipes hum in the dark; Roots: 2"
 	answer := map[string]any{"action": "accept", "content": map[string]any{"name": "Grace"}}
 
-	r := host2026(t, e, map[string]any{"url": "http://" + addr + "/mcp/conf", "headers": keyHeader(t, e),
+	r := host2026(t, e, map[string]any{"url": mcpURL + "/conf", "headers": keyHeader(t, e),
 		"elicit": answer, "sample": sampleAnswer, "roots": hostRoots, "calls": []map[string]any{{"name": tool}}})
 	if res := r.Results[0]; res.Result == nil || res.Result.IsError || res.Result.text() != want {
 		t.Errorf("2026 host: %+v %+v", res.Result, res.Error)

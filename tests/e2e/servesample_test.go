@@ -37,9 +37,7 @@ func TestServeRelaysSampling(t *testing.T) {
 		{"everything", "trigger-sampling-request", map[string]any{"prompt": "a haiku about pipes"}},
 	}
 	const want = "Pipes hum in the dark"
-	addr := freeAddr(t)
-	startServe(t, e, "--http", addr)
-	base := "http://" + addr + "/mcp"
+	base := serveHTTP(t, e)
 
 	for _, c := range calls {
 		name := c.ns + "." + c.tool

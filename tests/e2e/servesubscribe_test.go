@@ -133,9 +133,7 @@ func serveSubscribeGoHosts(t *testing.T, upstream string) {
   "fx": {"command": %s, "env": {"FIXTURE_PROTOCOL": %q}}
 }}`, jsonString(fixtureBin), upstream))
 	e.MustOK("refresh")
-	addr := freeAddr(t)
-	startServe(t, e, "--http", addr)
-	base := "http://" + addr + "/mcp"
+	base := serveHTTP(t, e)
 
 	legacy := newGoHost(t, base+"/fx", keyHeader(t, e), mcp.ProtocolVersion20251125)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -281,10 +279,9 @@ func TestServeSubscribeTypeScript2026Host(t *testing.T) {
   "fx": {"command": %s, "env": {"FIXTURE_PROTOCOL": "legacy"}}
 }}`, jsonString(fixtureBin)))
 	e.MustOK("refresh")
-	addr := freeAddr(t)
-	startServe(t, e, "--http", addr)
+	mcpURL := serveHTTP(t, e)
 	served := "mcpx://fx/" + fixture.CounterURI
-	plan, _ := json.Marshal(map[string]any{"url": "http://" + addr + "/mcp", "headers": keyHeader(t, e),
+	plan, _ := json.Marshal(map[string]any{"url": mcpURL, "headers": keyHeader(t, e),
 		"uris": []string{served, "mcpx://nope/x"}, "bump": "fx.bump"})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -257,7 +257,11 @@ func names(indexes []*Index, i int, c concept) bool {
 		return false
 	}
 	for j, a := range c.alts {
-		if a.weight < weightContext || (j > 0 && a.weight < weightEquivalent*weightContext) {
+		least := weightContext // its own word, in context or not
+		if j > 0 {
+			least *= weightEquivalent // an equivalent, not a related word
+		}
+		if a.weight < least-1e-9 {
 			continue
 		}
 		tf, ok := indexes[i].server.find(a.term)

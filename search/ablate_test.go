@@ -61,6 +61,7 @@ func TestAblate(t *testing.T) {
 		{"value kinds", func() func() { return set(&weightShape, 0) }},
 		{"instructions", func() func() { return set(&fieldWeight[FieldInstructions], 0) }},
 		{"server name", func() func() { return set(&fieldWeight[FieldServer], 0) }},
+		{"named server", func() func() { return set(&otherServerPenalty, 1) }},
 		{"title", func() func() { return set(&fieldWeight[FieldTitle], 0) }},
 		{"param names", func() func() { return set(&fieldWeight[FieldParam], 0) }},
 		{"param descriptions", func() func() { return set(&fieldWeight[FieldParamDesc], 0) }},

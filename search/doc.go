@@ -16,8 +16,9 @@
 // a tool whose name the query's words cover is preferred over one that
 // only mentions them; a question, or a request that names no action (its
 // first word cannot be a verb: verbs.txt), prefers tools that look to
-// tools that change something. Explain says which words matched in which
-// fields.
+// tools that change something, and a request that names a server ("in
+// notion") prefers that server's tools. Explain says which words matched
+// in which fields.
 //
 // The package is a leaf (standard library only) and does no work at init,
 // so the CLI links it for its "did you mean" suggestions (Nearest,

@@ -26,7 +26,9 @@ import (
 // words: a tool's score grows by up to nameCoverage times itself as the
 // query covers more of its name's words; and when the query is a question,
 // a tool whose name says it changes something is scaled by
-// questionPenalty, when it names no action at all, by lookPenalty.
+// questionPenalty, when it names no action at all, by lookPenalty; and
+// when the query names a server ("in notion"), the tools of the servers it
+// does not name are scaled by otherServerPenalty.
 //
 // Weights tuned on the development intents (testdata/README.md). A rule
 // stays only if those do not lose by it and the unseen intents' aggregates
@@ -139,6 +141,9 @@ func Rank(indexes []*Index, q Query, limit int, tie func(a, b Hit) int) []Hit {
 	defer scratchPool.Put(sc)
 	for ixi, ix := range indexes {
 		for d, acc := range sc.score(st, ix, q) {
+			if st.unnamed != nil && st.unnamed[ixi] {
+				acc.score *= float32(otherServerPenalty)
+			}
 			s := float64(acc.score)
 			if s <= 0 {
 				continue
@@ -169,8 +174,9 @@ func Rank(indexes []*Index, q Query, limit int, tie func(a, b Hit) int) []Hit {
 
 // stats are the collection's statistics a query needs.
 type stats struct {
-	avg [numFields]float64 // average field lengths
-	idf [][]float64        // per concept, per alternative
+	avg     [numFields]float64 // average field lengths
+	idf     [][]float64        // per concept, per alternative
+	unnamed []bool             // per index: the query names another server, not this one (namedServers)
 }
 
 func newStats(indexes []*Index, q Query) *stats {
@@ -185,7 +191,7 @@ func newStats(indexes []*Index, q Query) *stats {
 	if n == 0 || q.Empty() {
 		return nil
 	}
-	st := &stats{idf: make([][]float64, len(q.concepts))}
+	st := &stats{idf: make([][]float64, len(q.concepts)), unnamed: namedServers(indexes, q)}
 	for f, l := range lens {
 		st.avg[f] = max(l/n, 1)
 	}
@@ -208,6 +214,72 @@ func newStats(indexes []*Index, q Query) *stats {
 		}
 	}
 	return st
+}
+
+// otherServerPenalty scales the tools of a server the query does not
+// name when it names another: "add a page in notion" wants Notion, not
+// memory's add_observations.
+var otherServerPenalty = 0.6
+
+// namedServers returns, per index, whether the query names some other
+// server and not this one (nil when it names none). A query names a server
+// when one of its own words (or an equivalent: k8s for kubernetes), not a
+// topic or a value's, is in the server's own name and in no other
+// server's tool's name ("search" of brave-search names no server).
+func namedServers(indexes []*Index, q Query) []bool {
+	var named []bool
+	for i, ix := range indexes {
+		if ix.server == nil {
+			continue
+		}
+		for _, c := range q.concepts {
+			if names(indexes, i, c) {
+				if named == nil {
+					named = make([]bool, len(indexes))
+				}
+				named[i] = true
+				break
+			}
+		}
+	}
+	if named == nil {
+		return nil
+	}
+	for i := range named {
+		named[i] = !named[i]
+	}
+	return named
+}
+
+// names reports whether concept c names the server of indexes[i].
+func names(indexes []*Index, i int, c concept) bool {
+	if c.shape {
+		return false
+	}
+	for j, a := range c.alts {
+		least := weightContext // its own word, in context or not
+		if j > 0 {
+			least *= weightEquivalent // an equivalent, not a related word
+		}
+		if a.weight < least-1e-9 {
+			continue
+		}
+		tf, ok := indexes[i].server.find(a.term)
+		if !ok || tf[FieldServer] == 0 {
+			continue
+		}
+		distinct := true
+		for k, other := range indexes {
+			if k != i && slices.ContainsFunc(other.postings[a.term], func(p posting) bool { return p.inName }) {
+				distinct = false
+				break
+			}
+		}
+		if distinct {
+			return true
+		}
+	}
+	return false
 }
 
 // fieldNorm is the BM25F weight of tf occurrences in field f of a

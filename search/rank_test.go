@@ -205,6 +205,44 @@ func TestRankServerName(t *testing.T) {
 	}
 }
 
+// A query that names a server (a word of its own name no other server's
+// tool has in its name) prefers its tools to another server's whose name
+// the query's common words cover; a word some other tool's name has
+// ("search" of brave-search) names no server, nor does a topic's word.
+func TestRankNamedServer(t *testing.T) {
+	memory := []*Doc{
+		NewDoc(Tool{Name: "add_observations", Description: "Add observations to entities"}),
+		NewDoc(Tool{Name: "search_nodes", Description: "Search for nodes"}),
+	}
+	notion := []*Doc{NewDoc(Tool{Name: "API-post-page", Description: "Notion | Create a page"})}
+	brave := []*Doc{NewDoc(Tool{Name: "brave_web_search", Description: "Search the web"})}
+	kube := []*Doc{NewDoc(Tool{Name: "kubectl_get", Description: "Get resources"})}
+	indexes := []*Index{
+		NewIndex(memory, NewServerDoc(Server{Name: "memory-server"})),
+		NewIndex(notion, NewServerDoc(Server{Name: "Notion API"})),
+		NewIndex(brave, NewServerDoc(Server{Name: "example-servers/brave-search"})),
+		NewIndex(kube, NewServerDoc(Server{Name: "kubernetes"})),
+	}
+	tie := func(a, b Hit) int { return a.Index - b.Index }
+	hits := Rank(indexes, ParseQuery("add a new page under Projects in notion"), 0, tie)
+	if len(hits) < 2 || hits[0].Index != 1 {
+		t.Fatalf("hits: %+v", hits)
+	}
+	for q, want := range map[string][]bool{
+		"add a new page in notion":             {true, false, true, true},
+		"add a page in the memory":             {false, true, true, true},
+		"search the web":                       nil,                       // "search" is a tool's name word too
+		"search memory for notes about notion": {false, true, true, true}, // a topic
+		"search memory for notes in notion":    {false, false, true, true},
+		"list the pods in k8s":                 {true, true, true, false}, // an equivalent, in context
+		"add an observation":                   nil,
+	} {
+		if got := namedServers(indexes, ParseQuery(q)); !slices.Equal(got, want) {
+			t.Errorf("namedServers(%q) = %v, want %v", q, got, want)
+		}
+	}
+}
+
 // A request that names no action wants to look, as a question does: the
 // tool that reads block children before the one that adds some. One that
 // starts with a verb, or has a word for a tool's action, acts.

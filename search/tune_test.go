@@ -17,7 +17,7 @@ func TestTune(t *testing.T) {
 	dev := loadIntents(t, "dev")
 	if os.Getenv("MCPX_SEARCH_TUNE") == "studied" {
 		// Every set whose misses have been studied: development, unseen
-		// and fresh (testdata/README.md); held-out and blind4 stay out.
+		// and fresh (testdata/README.md); held-out, blind4 and blind5 stay out.
 		dev = append(append(dev, loadIntents(t, "unseen")...), loadIntents(t, "fresh")...)
 	}
 	objective := func() float64 {

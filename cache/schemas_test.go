@@ -417,3 +417,16 @@ func TestChangedFiresOnRefChanges(t *testing.T) {
 		t.Fatalf("%d wake-ups pending", len(c.changed))
 	}
 }
+
+// A server hash names a file in the refs directory: nothing that leaves
+// it, hides it or reads as a flag.
+func TestValidHash(t *testing.T) {
+	for h, want := range map[config.ServerHash]bool{
+		"57855c1758b5d81d": true, "abc-def": true,
+		"": false, "-rf": false, "a/b": false, `a\b`: false, "..": false, "a.json": false,
+	} {
+		if got := validHash(h); got != want {
+			t.Errorf("validHash(%q) = %v, want %v", h, got, want)
+		}
+	}
+}

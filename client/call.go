@@ -38,7 +38,7 @@ func (c *Client) Call(ctx context.Context, req api.CallRequest) (*api.CallRespon
 // reflection (the result shares do's buffer, which nothing reuses).
 type callAnswer struct{ *api.CallResponse }
 
-func (r *callAnswer) decodeAnswer(data []byte) (err error) {
+func (r *callAnswer) decodeAnswer(_ string, data []byte) (err error) {
 	r.CallResponse, err = api.DecodeCallResponse(data)
 	return err
 }

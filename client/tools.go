@@ -38,12 +38,12 @@ type decoded[T any] struct {
 	decode func([]byte) (*T, error)
 }
 
-func (d *decoded[T]) decodeAnswer(data []byte) (err error) {
+func (d *decoded[T]) decodeAnswer(_ string, data []byte) (err error) {
 	d.v, err = d.decode(data)
 	return err
 }
 
-func (r *toolRows) decodeAnswer(data []byte) (err error) {
+func (r *toolRows) decodeAnswer(_ string, data []byte) (err error) {
 	r.ToolRows, err = api.DecodeToolRows(data)
 	return err
 }

@@ -264,7 +264,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		return nil
 	}
 	if d, ok := out.(answerDecoder); ok {
-		err = d.decodeAnswer(data)
+		err = d.decodeAnswer(resp.Header["content-type"], data)
 	} else {
 		err = json.Unmarshal(data, out)
 	}
@@ -277,7 +277,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 // answerDecoder is an answer (out of do) that decodes itself: one that is
 // not a JSON document, or one read without encoding/json's reflection.
 type answerDecoder interface {
-	decodeAnswer(data []byte) error
+	decodeAnswer(contentType string, data []byte) error
 }
 
 // boundOf is the bound of a request under ctx: the one withBound put on

@@ -440,16 +440,22 @@ func TestToolsBrief(t *testing.T) {
 }
 
 // GET /v1/namespaces?brief=1 (what `mcpx ls` reads) is the full listing
-// with only what a listing does not show left out: hash, transport,
-// sharing, scope, fetch time, and the source of a trusted server.
+// as rows (api.DecodeNamespaceRows), with only what a listing does not
+// show left out: hash, transport, sharing, scope, fetch time, and the
+// source of a trusted server.
 func TestBriefNamespacesKeepWhatListingsShow(t *testing.T) {
 	_, d, _ := startFixture(t)
 	var rr api.RefreshResponse
 	d.mustOK(http.MethodPost, api.PathRefresh, api.RefreshRequest{Namespace: "fx"}, &rr)
 	d.do(http.MethodPost, api.PathRefresh, api.RefreshRequest{Namespace: "broken"}, &rr)
-	var full, brief api.NamespacesResponse
+	var full api.NamespacesResponse
+	var raw []byte
 	d.mustOK(http.MethodGet, api.PathNamespaces, nil, &full)
-	d.mustOK(http.MethodGet, api.PathNamespaces+"?brief=1", nil, &brief)
+	d.mustOK(http.MethodGet, api.PathNamespaces+"?brief=1", nil, &raw)
+	brief, err := api.DecodeNamespaceRows(raw)
+	if err != nil {
+		t.Fatalf("%v in %q", err, raw)
+	}
 	if len(brief.Namespaces) != len(full.Namespaces) || len(full.Namespaces) < 3 {
 		t.Fatalf("brief lists %d namespaces, full %d", len(brief.Namespaces), len(full.Namespaces))
 	}

@@ -111,26 +111,32 @@ func annotationsAmbiguous(raw json.RawMessage) bool {
 	return n > 1
 }
 
-// serveNamespaces answers GET /v1/namespaces[?brief=1]. brief=1 leaves
-// out of each namespace what `mcpx ls` does not show (its hash, transport,
-// sharing, scope, fetch time, and its source unless untrusted): with
-// hundreds of servers the listing is a fifth of the bytes to write and
-// for the CLI to read.
+// serveNamespaces answers GET /v1/namespaces[?brief=1]. brief=1 answers
+// rows (api.AppendNamespaceRows) without what `mcpx ls` does not show (a
+// namespace's hash, transport, sharing, scope, fetch time, and its source
+// unless untrusted): with hundreds of servers the listing is a fifth of
+// the bytes to write and for the CLI to read.
 func (d *daemon) serveNamespaces(w http.ResponseWriter, r *http.Request) error {
 	st := d.state.Load()
-	nss := d.namespaces(st)
 	if r.URL.Query().Get("brief") != "1" {
-		return writeJSON(w, api.NamespacesResponse{Namespaces: nss, Unavailable: st.unavailable})
+		return writeJSON(w, api.NamespacesResponse{Namespaces: d.namespaces(st), Unavailable: st.unavailable})
 	}
-	rows := make([]api.NamespaceRow, len(nss))
-	for i, n := range nss {
-		rows[i] = api.NamespaceRow{Name: n.Name, Description: n.Description, Tools: n.Tools, Live: n.Live,
-			Replaced: n.Replaced, ExitsAfterAnswer: n.ExitsAfterAnswer, State: n.State, Error: n.Error}
-		if n.State == api.StateUntrusted {
-			rows[i].Source = n.Source
+	rows := func(yield func(*api.NamespaceRow) bool) {
+		for _, name := range st.names {
+			snap, v := d.toolsOf(st, st.cfg.Servers[name])
+			n := d.namespace(st, name, snap, v)
+			row := api.NamespaceRow{Name: n.Name, Description: n.Description, Tools: n.Tools, Live: n.Live,
+				Replaced: n.Replaced, ExitsAfterAnswer: n.ExitsAfterAnswer, State: n.State, Error: n.Error}
+			if n.State == api.StateUntrusted {
+				row.Source = n.Source
+			}
+			if !yield(&row) {
+				return
+			}
 		}
 	}
-	return writeJSON(w, api.NamespacesBrief{Namespaces: rows, Unavailable: st.unavailable})
+	w.Header().Set("Content-Type", api.ContentTypeNDJSON)
+	return writeRaw(w, api.AppendNamespaceRows(make([]byte, 0, 48*len(st.names)+64), rows, st.unavailable))
 }
 
 // serveTools answers GET /v1/tools?ns=[&brief=1]. An unread namespace

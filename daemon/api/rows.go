@@ -126,16 +126,18 @@ func jsonString(s string) (string, string, error) {
 		return "", "", errors.New("want a string")
 	}
 	plain, ascii := true, true
-	for i := 1; i < len(s); i++ {
-		// Eight plain bytes at a time, then byte by byte.
+	for i := 1; i < len(s); {
+		// Eight plain bytes at a time; when eight are not all plain, a
+		// byte to look at is among them: byte by byte up to it (testing
+		// eight again at each byte would cost more than the bytes).
 		for i+8 <= len(s) && plain8(s[i:i+8]) {
 			i += 8
 		}
+		for i < len(s) && s[i] < utf8.RuneSelf && !notPlain[s[i]] {
+			i++
+		}
 		if i >= len(s) {
 			break
-		}
-		if c := s[i]; c < utf8.RuneSelf && !notPlain[c] {
-			continue
 		}
 		switch c := s[i]; {
 		case c == '"':
@@ -153,9 +155,10 @@ func jsonString(s string) (string, string, error) {
 			i++ // the escaped byte cannot end the string
 		case c < 0x20:
 			plain = false
-		case c >= utf8.RuneSelf:
+		default: // c >= utf8.RuneSelf
 			ascii = false
 		}
+		i++
 	}
 	return "", "", errors.New("unterminated string")
 }

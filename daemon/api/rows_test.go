@@ -115,3 +115,24 @@ func TestPlain8(t *testing.T) {
 		}
 	}
 }
+
+// OneLine keeps a table row on one line, for short cells (read byte by
+// byte) and long ones (vectorised scans) alike.
+func TestOneLine(t *testing.T) {
+	long := strings.Repeat("x", 40)
+	for in, want := range map[string]string{
+		"":                "",
+		"plain":           "plain",
+		"a\tb":            "a b",
+		"a\r\nb":          "a b",
+		"line\n":          "line ",
+		long:              long,
+		long + "\tb":      long + " b",
+		"é\n" + long:      "é " + long,
+		long + "\r" + "x": long + "x",
+	} {
+		if got := OneLine(in); got != want {
+			t.Errorf("OneLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -221,6 +221,7 @@ func startStdio(p *proc, maxMessage int64) (*stdioPipes, error) {
 	}
 	p.waited = make(chan struct{})
 	go func() {
+		awaitExit(p.cmd.Process.Pid)
 		_ = p.cmd.Wait()
 		close(p.waited)
 	}()

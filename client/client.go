@@ -151,6 +151,9 @@ type Client struct {
 
 	prepareOnce sync.Once
 	prepareErr  error
+	// envDigest is config.EnvDigest of the environment prepare captured,
+	// sent with every request (api.HeaderEnvDigest).
+	envDigest string
 	ensureMu    sync.Mutex
 	ensured     bool
 }

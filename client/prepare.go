@@ -2,9 +2,7 @@ package client
 
 import (
 	"fmt"
-	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -31,9 +29,10 @@ func (c *Client) writeRecords() error {
 	env := c.brief.CaptureEnv(c.lookupEnv)
 	// What each file should hold, as a digest: the files are read only
 	// when their stamps changed since a command saw them hold it.
-	keyDigest := digest(c.configs()...)
-	runtimeDigest := digest(append([]string{string(c.key), c.paths.State, c.paths.Cache, store}, c.configs()...)...)
-	envSum := envDigest(env)
+	keyDigest := config.FieldsDigest(c.configs()...)
+	runtimeDigest := config.FieldsDigest(append([]string{string(c.key), c.paths.State, c.paths.Cache, store}, c.configs()...)...)
+	envSum := config.EnvDigest(env)
+	c.envDigest = envSum
 	snap := c.snap
 	if snap != nil && len(c.brief.Inputs) == 0 && snap.Unchanged(c.paths.KeyRecord(c.key), keyDigest) &&
 		snap.Unchanged(c.paths.RuntimeKeyRecord(c.key), runtimeDigest) && snap.Unchanged(c.paths.EnvFile(c.key), envSum) {
@@ -57,7 +56,7 @@ func (c *Client) writeRecords() error {
 	if snap != nil {
 		snap.Remember(c.paths.KeyRecord(c.key), keyDigest)
 		snap.Remember(c.paths.RuntimeKeyRecord(c.key), runtimeDigest)
-		snap.Remember(c.paths.EnvFile(c.key), envDigest(env))
+		snap.Remember(c.paths.EnvFile(c.key), envSum)
 		_ = snap.Save() // a cache: the next command loads the sources again
 	}
 	return nil
@@ -69,30 +68,6 @@ func (c *Client) configs() []string {
 		return []string{}
 	}
 	return c.brief.Sources
-}
-
-// digest identifies a list of strings (FNV-1a, 64 bits: it tells a
-// record that holds what this command would write from one that does not;
-// whoever could craft a collision could write the record itself).
-func digest(fields ...string) string {
-	const offset, prime = 14695981039346656037, 1099511628211
-	h := uint64(offset)
-	for _, f := range fields {
-		for i := 0; i < len(f); i++ {
-			h = (h ^ uint64(f[i])) * prime
-		}
-		h *= prime // the NUL between fields
-	}
-	return strconv.FormatUint(h, 16)
-}
-
-// envDigest identifies a captured environment.
-func envDigest(env map[string]string) string {
-	fields := make([]string, 0, 2*len(env))
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		fields = append(fields, k, env[k])
-	}
-	return digest(fields...)
 }
 
 // inputs adds the VS Code inputs (${input:ID}) the runnable servers use:

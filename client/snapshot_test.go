@@ -46,9 +46,9 @@ func TestSnapshotKeepsRecordsCurrent(t *testing.T) {
 		t.Fatal("the configuration was read from its sources again")
 	}
 	st := c.getenv(config.EnvTokenStore)
-	if !c.snap.Unchanged(c.paths.EnvFile(c.key), envDigest(c.brief.CaptureEnv(c.lookupEnv))) ||
-		!c.snap.Unchanged(c.paths.RuntimeKeyRecord(c.key), digest(append([]string{string(c.key), c.paths.State, c.paths.Cache, st}, c.configs()...)...)) ||
-		!c.snap.Unchanged(c.paths.KeyRecord(c.key), digest(c.configs()...)) {
+	if !c.snap.Unchanged(c.paths.EnvFile(c.key), config.EnvDigest(c.brief.CaptureEnv(c.lookupEnv))) ||
+		!c.snap.Unchanged(c.paths.RuntimeKeyRecord(c.key), config.FieldsDigest(append([]string{string(c.key), c.paths.State, c.paths.Cache, st}, c.configs()...)...)) ||
+		!c.snap.Unchanged(c.paths.KeyRecord(c.key), config.FieldsDigest(c.configs()...)) {
 		t.Fatal("settled records are not taken as unchanged")
 	}
 

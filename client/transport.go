@@ -390,6 +390,9 @@ func (c *Client) open(ctx context.Context, method, target string, payload []byte
 	if c.brief != nil {
 		req.Header = [][2]string{{api.HeaderConfigStamp, c.brief.Stamp}}
 	}
+	if c.envDigest != "" {
+		req.Header = append(req.Header, [2]string{api.HeaderEnvDigest, c.envDigest})
+	}
 	if payload != nil {
 		req.Body, req.ContentType = payload, "application/json"
 	}

@@ -193,13 +193,32 @@ func envDigest(exp *config.Server) string {
 
 // envFile is the captured caller environment (DESIGN §2), re-read when the
 // file changes. Safe for concurrent use.
+//
+// Each request says which environment its client wrote to the file
+// (api.HeaderEnvDigest, passed to confirm): while that is the one read
+// last, the values are used without a stat of the file (one per call was
+// 4-6 % of the daemon's CPU in a call loop). A request that says another,
+// or nothing (an older client, curl), has the file stat'ed and read again
+// if it changed. The CLI writes the file before it sends a request, so a
+// call always runs with the environment its command captured, or a newer
+// one written since.
 type envFile struct {
 	path string
 
-	mu    sync.Mutex
-	stamp filestamp.Stamp
-	vals  map[string]string
-	gen   uint64 // counts reads that replaced vals
+	mu        sync.Mutex
+	stamp     filestamp.Stamp
+	vals      map[string]string
+	digest    string // config.EnvDigest(vals)
+	gen       uint64 // counts reads that replaced vals
+	confirmed bool   // the last request's client wrote vals (digest)
+}
+
+// confirm takes the digest a request's client says the file holds (""
+// when it does not say).
+func (e *envFile) confirm(digest string) {
+	e.mu.Lock()
+	e.confirmed = digest != "" && e.vals != nil && digest == e.digest
+	e.mu.Unlock()
 }
 
 // get returns the current values; callers must not modify the map.
@@ -213,6 +232,9 @@ func (e *envFile) get() (map[string]string, error) {
 func (e *envFile) getGen() (map[string]string, uint64, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.vals != nil && e.confirmed {
+		return e.vals, e.gen, nil
+	}
 	st, err := filestamp.Of(e.path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read environment file %s: %w", e.path, err)
@@ -227,7 +249,7 @@ func (e *envFile) getGen() (map[string]string, uint64, error) {
 	if vals == nil {
 		vals = map[string]string{}
 	}
-	e.vals, e.stamp = vals, st
+	e.vals, e.stamp, e.digest = vals, st, config.EnvDigest(vals)
 	e.gen++
 	return vals, e.gen, nil
 }

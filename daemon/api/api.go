@@ -471,4 +471,9 @@ const (
 	// of the configuration the client loaded; a daemon holding another
 	// one reloads before answering, so an edit applies on the next command.
 	HeaderConfigStamp = "Mcpx-Config-Stamp"
+	// HeaderEnvDigest carries, on every request, the config.EnvDigest of
+	// the environment the client captured and wrote to the key's
+	// environment file; a daemon holding values of another digest reads
+	// the file again (without it, the daemon stats the file).
+	HeaderEnvDigest = "Mcpx-Env-Digest"
 )

@@ -244,3 +244,20 @@ func TestRawResultAndJSONArguments(t *testing.T) {
 		t.Fatalf("add 2+40:\n%s", r)
 	}
 }
+
+// A value exported anew between two commands reaches the server on the
+// second: the CLI writes the captured environment and names it on its
+// requests (api.HeaderEnvDigest), so the daemon, which otherwise trusts
+// the values it read last, reads the file again.
+func TestANewlyExportedValueReachesTheServer(t *testing.T) {
+	e := NewEnv(t)
+	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {
+  "fx": {"command": %s, "env": {"FROM_VAR": "${E2E_TOKEN}"}}
+}}`, jsonString(fixtureBin)))
+	for _, v := range []string{"one", "two", "two", "three"} {
+		e.Set("E2E_TOKEN", v)
+		if got := strings.TrimSpace(e.MustOK("call", "fx.env", "name=FROM_VAR").Stdout); got != v {
+			t.Fatalf("E2E_TOKEN=%s: the server has FROM_VAR=%q", v, got)
+		}
+	}
+}

@@ -154,8 +154,8 @@ type Client struct {
 	// envDigest is config.EnvDigest of the environment prepare captured,
 	// sent with every request (api.HeaderEnvDigest).
 	envDigest string
-	ensureMu    sync.Mutex
-	ensured     bool
+	ensureMu  sync.Mutex
+	ensured   bool
 }
 
 // New resolves the configuration of opts.Dir and returns a client for its

@@ -3,11 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode"
 
 	"github.com/mcpx-dev/mcpx/internal/schemadoc"
@@ -327,14 +325,23 @@ func writeDoc(b *strings.Builder, indent, doc string) {
 	fmt.Fprintf(b, "%s */\n", indent)
 }
 
-var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`) })
-
 // propName quotes property names that are not identifiers.
 func propName(name string) string {
-	if identRE().MatchString(name) {
+	if isIdent(name) {
 		return name
 	}
 	return strconv.Quote(name)
+}
+
+// isIdent reports whether name is an ASCII identifier ([A-Za-z_$][A-Za-z0-9_$]*).
+func isIdent(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '$' || i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return name != ""
 }
 
 // pascal turns a tool name (snake, kebab, dotted, camel) into a type name.

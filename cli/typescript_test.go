@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -110,6 +111,16 @@ func TestTypeScriptEmptyObjectsAndUniqueNames(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// isIdent is the regexp ^[A-Za-z_$][A-Za-z0-9_$]*$ it replaced.
+func TestIsIdentMatchesItsRegexp(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
+	for _, s := range []string{"", "a", "_", "$", "a1", "1a", "a-b", "a b", "aé", "é", "$x_9", "x\n"} {
+		if got, want := isIdent(s), re.MatchString(s); got != want {
+			t.Errorf("isIdent(%q) = %v; regexp: %v", s, got, want)
 		}
 	}
 }

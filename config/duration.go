@@ -4,9 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
-	"sync"
+	"strings"
 	"time"
 )
 
@@ -45,31 +44,41 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// daysRE is compiled on first use: nothing runs at package init.
-var daysRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+)d(.*)$`) })
+// splitDays splits "<digits>d<rest>" into its digits and rest; ok is
+// false for any other s (and for a rest with a newline in it).
+func splitDays(s string) (days, rest string, ok bool) {
+	i := 0
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	if i == 0 || i == len(s) || s[i] != 'd' || strings.Contains(s[i+1:], "\n") {
+		return "", "", false
+	}
+	return s[:i], s[i+1:], true
+}
 
 // ParseDuration is time.ParseDuration plus an optional leading whole number
 // of days ("2d", "1d12h").
 func ParseDuration(s string) (time.Duration, error) {
-	m := daysRE().FindStringSubmatch(s)
-	if m == nil {
+	digits, rest, ok := splitDays(s)
+	if !ok {
 		v, err := time.ParseDuration(s)
 		if err != nil {
 			return 0, fmt.Errorf("duration %q: want a form like \"30s\", \"5m\", \"1h30m\" or \"2d\"", s)
 		}
 		return v, nil
 	}
-	days, err := strconv.ParseInt(m[1], 10, 64)
+	days, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil || days > math.MaxInt64/int64(24*time.Hour) {
 		return 0, fmt.Errorf("duration %q: out of range", s)
 	}
 	v := time.Duration(days) * 24 * time.Hour
-	if m[2] != "" {
-		rest, err := time.ParseDuration(m[2])
-		if err != nil || rest < 0 {
+	if rest != "" {
+		r, err := time.ParseDuration(rest)
+		if err != nil || r < 0 {
 			return 0, fmt.Errorf("duration %q: want a form like \"30s\", \"5m\", \"1h30m\" or \"2d\"", s)
 		}
-		v += rest
+		v += r
 	}
 	return v, nil
 }

@@ -14,16 +14,13 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
-	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,12 +57,6 @@ var plistText string
 var plistTmpl = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("agent").Funcs(template.FuncMap{"x": xmlEscape}).Parse(plistText))
 })
-
-func xmlEscape(s string) string {
-	var b strings.Builder
-	_ = xml.EscapeText(&b, []byte(s))
-	return b.String()
-}
 
 // EnvPassed are the variables an agent gets from the environment of the
 // command that writes it: what the daemon needs to find the runtime
@@ -144,14 +135,25 @@ func runLaunchctl(ctx context.Context, args ...string) ([]byte, []byte, int, err
 	return out.Bytes(), errb.Bytes(), 0, nil
 }
 
-var keyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
-
 // CheckKey reports whether key can be part of a label.
 func CheckKey(key string) error {
-	if !keyRE().MatchString(key) {
+	if !validKey(key) {
 		return fmt.Errorf("%w %q: want 1-64 of [A-Za-z0-9_-]", ErrBadKey, key)
 	}
 	return nil
+}
+
+// validKey reports whether key is 1-64 of [A-Za-z0-9_-].
+func validKey(key string) bool {
+	if len(key) == 0 || len(key) > 64 {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // Label is the agent label for key.
@@ -229,14 +231,11 @@ func (a *Agents) Write(key, socket, log string) (bool, error) {
 	return true, nil
 }
 
-// plistComment matches the XML comments of a plist.
-var plistComment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)<!--.*?-->`) })
-
 // samePlist reports whether two plists say the same, comments aside: the
 // comment names the version of mcpx that wrote it, and an upgrade that
 // changes nothing else must not reload the agent.
 func samePlist(a, b []byte) bool {
-	return bytes.Equal(plistComment().ReplaceAll(a, nil), plistComment().ReplaceAll(b, nil))
+	return bytes.Equal(stripComments(a), stripComments(b))
 }
 
 // Installed reports whether key's plist exists and which binary it runs.
@@ -254,45 +253,6 @@ func (a *Agents) Installed(key string) (ok bool, bin string, err error) {
 		return false, "", fmt.Errorf("read agent %s: %w", a.PlistPath(key), err)
 	}
 	return true, bin, nil
-}
-
-// programOf returns ProgramArguments[0] (or Program) of a plist.
-func programOf(r io.Reader) (string, error) {
-	d := xml.NewDecoder(r)
-	d.Strict = false
-	depth, lastKey, inArgs := 0, "", false
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			return "", errors.New("no ProgramArguments")
-		}
-		if err != nil {
-			return "", err
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			depth++
-			switch {
-			case t.Name.Local == "key" && depth == 3: // plist > dict > key
-				var k string
-				if err := d.DecodeElement(&k, &t); err != nil {
-					return "", err
-				}
-				depth--
-				lastKey = strings.TrimSpace(k)
-			case t.Name.Local == "array" && depth == 3 && lastKey == "ProgramArguments":
-				inArgs = true
-			case t.Name.Local == "string" && (inArgs && depth == 4 || depth == 3 && lastKey == "Program"):
-				var s string
-				if err := d.DecodeElement(&s, &t); err != nil {
-					return "", err
-				}
-				return s, nil
-			}
-		case xml.EndElement:
-			depth--
-		}
-	}
 }
 
 // Keys lists the keys that have an agent plist, sorted.

@@ -50,7 +50,7 @@ func TestAblate(t *testing.T) {
 		}},
 		{"irregular forms", func() func() {
 			keep := irregular
-			irregular = nil
+			irregular = func() map[string]string { return nil }
 			return func() { irregular = keep }
 		}},
 		{"second hop", func() func() { return set(&weightSecondHop, 0) }},

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"text/template"
@@ -93,14 +92,25 @@ func New(getenv func(string) string, bin string) *Systemd {
 	return s
 }
 
-var keyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
-
 // CheckKey reports whether key can name a unit instance.
 func CheckKey(key string) error {
-	if !keyRE().MatchString(key) {
+	if !validKey(key) {
 		return fmt.Errorf("%w %q: want 1-64 of [A-Za-z0-9_-]", ErrBadKey, key)
 	}
 	return nil
+}
+
+// validKey reports whether key is 1-64 of [A-Za-z0-9_-].
+func validKey(key string) bool {
+	if len(key) == 0 || len(key) > 64 {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // SocketUnit and ServiceUnit name the instances for key.

@@ -213,7 +213,7 @@ func Identify(path string, env Env) *Host {
 				best, bestLen = h, len(p)
 			}
 		}
-		for _, s := range hostSuffixes[h.Name] {
+		for _, s := range suffixesOf(h.Name) {
 			if strings.HasSuffix(path, s) && len(s) > bestLen {
 				best, bestLen = h, len(s)
 			}
@@ -227,14 +227,29 @@ func Identify(path string, env Env) *Host {
 
 // hostSuffixes identify a host's user files at places other than the
 // default ones (a --config pointing at a copy, another XDG_CONFIG_HOME).
-var hostSuffixes = map[string][]string{
-	"claude-code":    {"/.claude.json"},
-	"claude-desktop": {"/claude_desktop_config.json"},
-	"vscode":         {"/Code/User/mcp.json", "/Code/User/settings.json"},
-	"windsurf":       {"/windsurf/mcp_config.json"},
-	"opencode":       {"/opencode/opencode.json", "/opencode/opencode.jsonc"},
-	"zed":            {"/zed/settings.json"},
-	"cline":          {"/cline_mcp_settings.json"},
+// A table the compiler lays out, not a map: a package-level map is built
+// at the start of every mcpx process.
+var hostSuffixes = [...]struct {
+	host     string
+	suffixes []string
+}{
+	{"claude-code", []string{"/.claude.json"}},
+	{"claude-desktop", []string{"/claude_desktop_config.json"}},
+	{"vscode", []string{"/Code/User/mcp.json", "/Code/User/settings.json"}},
+	{"windsurf", []string{"/windsurf/mcp_config.json"}},
+	{"opencode", []string{"/opencode/opencode.json", "/opencode/opencode.jsonc"}},
+	{"zed", []string{"/zed/settings.json"}},
+	{"cline", []string{"/cline_mcp_settings.json"}},
+}
+
+// suffixesOf is host's hostSuffixes.
+func suffixesOf(host string) []string {
+	for _, h := range hostSuffixes {
+		if h.host == host {
+			return h.suffixes
+		}
+	}
+	return nil
 }
 
 // Context is what a reader knows about the file it reads.

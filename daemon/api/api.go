@@ -135,7 +135,8 @@ type Namespace struct {
 	// answer, so each call gets its own instance (as scope "call").
 	ExitsAfterAnswer bool `json:"exitsAfterAnswer"`
 	// State of the cached schema: "cached", "unread" (never fetched or no
-	// usable snapshot), "error" (last fetch failed; Error says why).
+	// usable snapshot), "error" (last fetch failed; Error says why, and
+	// may end with the server's stderr tail: CutStderr splits it).
 	State     string     `json:"state"`
 	Error     string     `json:"error,omitempty"`
 	FetchedAt *time.Time `json:"fetchedAt,omitempty"`

@@ -255,6 +255,9 @@ type SearchResponse struct {
 	// UnreadMore is how many namespaces never read a brief answer
 	// (?brief=1) leaves out of Unread, which then names the first few.
 	UnreadMore int `json:"unreadMore,omitempty"`
+	// Untrusted is how many namespaces were not searched because their
+	// project file is not trusted (`mcpx trust`); they are not in Unread.
+	Untrusted int `json:"untrusted,omitempty"`
 }
 
 // UnreadNamed is how many namespaces never read a brief search answer

@@ -78,7 +78,7 @@ func unknownServeFlag(cmd *ucli.Command) error {
 		}
 		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if !known[name] {
-			return flagError(cmd, fmt.Errorf("flag provided but not defined: -%s", name), args)
+			return &usageError{err: fmt.Errorf("unknown flag %s%s", writtenDashes(name, args), name), cmd: cmd.FullName(), suggest: nearestFlag(cmd, name)}
 		}
 		if takesValue[name] && !hasValue {
 			i++ // its value

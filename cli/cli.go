@@ -246,6 +246,8 @@ type exitError struct {
 	code int
 	msg  string
 	kind string
+	// hint is what to do; tail a server's own output, quoted apart.
+	hint, tail string
 }
 
 func (e *exitError) Error() string {

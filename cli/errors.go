@@ -167,7 +167,7 @@ func classify(err error) failure {
 	)
 	switch {
 	case errors.As(err, &ee):
-		return failure{exit: ee.code, code: ee.kind, what: ee.msg}
+		return failure{exit: ee.code, code: ee.kind, what: ee.msg, hint: ee.hint, tail: ee.tail}
 	case errors.Is(err, service.ErrUnknownService):
 		return failure{exit: ExitUsage, code: codeUsage, what: err.Error()}
 	case errors.As(err, &uns) && uns.Kind == nil:

@@ -105,8 +105,11 @@ func (a *App) schema(ctx context.Context, cmd invocation, ns, tool string) (*api
 func unreadError(n api.Namespace) error {
 	switch n.State {
 	case api.StateError:
+		// The server's stderr tail is quoted once, as a failed call's is.
+		summary, tail := api.CutStderr(n.Error)
 		return &exitError{code: ExitUnavailable, kind: codeServer,
-			msg: fmt.Sprintf("the tools of %s could not be read: %s. Fix the server, then run `mcpx refresh %s`.", n.Name, strings.TrimSuffix(api.FirstLine(n.Error), "."), n.Name)}
+			msg:  fmt.Sprintf("the tools of %s could not be read: %s", n.Name, strings.TrimSuffix(api.FirstLine(summary), ".")),
+			hint: fmt.Sprintf("fix the server, then run `mcpx refresh %s`", n.Name), tail: tail}
 	case api.StateUnread:
 		return &exitError{code: ExitUnavailable, kind: codeServer,
 			msg: fmt.Sprintf("the tools of %s have not been read. Run `mcpx refresh %s`.", n.Name, n.Name)}

@@ -50,6 +50,10 @@ func (a *App) lsTools(ctx context.Context, cmd invocation, c *client.Client, ns 
 		if err != nil {
 			return err
 		}
+		// The same failure as the table's, as a JSON document.
+		if err := unreadError(r.Namespace); err != nil {
+			return err
+		}
 		return writeJSON(a.Stdout, r)
 	}
 	// The table needs no definitions.

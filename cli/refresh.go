@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 
 	ucli "github.com/urfave/cli/v3"
 
@@ -31,28 +33,43 @@ func refreshCommand(a *App) *ucli.Command {
 			if err != nil {
 				return err
 			}
+			// Untrusted and unusable entries were not asked: they are
+			// listed, not failures of this refresh.
+			failed := false
+			for _, n := range r.Namespaces {
+				failed = failed || n.State == api.StateError
+			}
 			if jsonOut(cmd) {
-				return writeJSON(a.Stdout, r)
+				// The answer says which failed; the exit code is text's.
+				if err := writeJSON(a.Stdout, r); err != nil || !failed {
+					return err
+				}
+				return silent(ExitUnavailable)
 			}
 			rows := make([][]string, 0, len(r.Namespaces))
-			failed := false
 			for _, n := range r.Namespaces {
 				state := n.State
 				if n.Error != "" {
 					state += ": " + api.FirstLine(n.Error)
-					// Untrusted and unusable entries were not asked:
-					// they are listed, not failures of this refresh.
-					failed = failed || n.State == api.StateError
 				}
 				rows = append(rows, []string{n.Name, strconv.Itoa(n.Tools), state})
 			}
 			if err := table(a.Stdout, []string{"NAMESPACE", "TOOLS", "STATE"}, rows); err != nil {
 				return err
 			}
-			if failed {
-				return silent(ExitUnavailable)
+			if !failed {
+				return nil
 			}
-			return nil
+			// A failed server's own words, under the table.
+			for _, n := range r.Namespaces {
+				if _, tail := api.CutStderr(n.Error); n.State == api.StateError && tail != "" {
+					fmt.Fprintf(a.Stderr, "mcpx: %s failed; its stderr ended with:\n", n.Name)
+					for _, line := range strings.Split(strings.TrimRight(tail, "\n"), "\n") {
+						fmt.Fprintf(a.Stderr, "  | %s\n", line)
+					}
+				}
+			}
+			return silent(ExitUnavailable)
 		},
 	}
 }

@@ -69,15 +69,22 @@ func listAction[R any](a *App, name string, fetch func(*client.Client, context.C
 	}
 }
 
-// unread tells on stderr which namespaces have no cached lists yet.
+// unread tells on stderr which namespaces have no cached lists yet, and
+// how many were left out as untrusted (which `mcpx refresh` does not read).
 func unread(w io.Writer, nss []api.Namespace) {
+	untrusted := 0
 	for _, n := range nss {
 		switch n.State {
 		case api.StateUnread:
 			fmt.Fprintf(w, "mcpx: %s has not been read yet; run `mcpx refresh %s`.\n", n.Name, n.Name)
 		case api.StateError:
 			fmt.Fprintf(w, "mcpx: listing %s failed: %s\n", n.Name, api.FirstLine(n.Error))
+		case api.StateUntrusted:
+			untrusted++
 		}
+	}
+	if untrusted > 0 {
+		fmt.Fprintf(w, "mcpx: %d server(s) come from project files you have not trusted; `mcpx config --path` lists them, `mcpx trust` trusts this directory's.\n", untrusted)
 	}
 }
 

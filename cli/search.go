@@ -70,7 +70,10 @@ func (a *App) searchRun(ctx context.Context, cmd invocation) error {
 	default:
 		fmt.Fprintf(a.Stderr, "mcpx: %s have not been read yet and were not searched; `mcpx refresh` reads them.\n", someNames(r.Unread, r.UnreadMore))
 	}
-	if len(r.Results) == 0 && len(r.Unread) == 0 {
+	if r.Untrusted > 0 {
+		fmt.Fprintf(a.Stderr, "mcpx: %d server(s) come from project files you have not trusted and were not searched; `mcpx config --path` lists them, `mcpx trust` trusts this directory's.\n", r.Untrusted)
+	}
+	if len(r.Results) == 0 && len(r.Unread) == 0 && r.Untrusted == 0 {
 		fmt.Fprintln(a.Stderr, "mcpx: no tool matches.")
 	}
 	return nil

@@ -28,8 +28,9 @@ type statusDoc struct {
 	Units   []string      `json:"units"`
 	Socket  statusSocket  `json:"socket"`
 	Service statusService `json:"service"`
-	// Binary is this mcpx; InstalledBinary the one the installed units or
-	// agent start ("" when nothing is installed or for direct).
+	// Binary is the mcpxd of this mcpx (mcpxd.Path); InstalledBinary the
+	// one the installed units or agent start ("" when nothing is installed
+	// or for direct).
 	Binary          string `json:"binary"`
 	InstalledBinary string `json:"installedBinary"`
 	BinaryMismatch  bool   `json:"binaryMismatch"`

@@ -122,6 +122,10 @@ func TestRefreshThenToolsAreLossless(t *testing.T) {
 	if ns := br.Namespaces[0]; ns.State != api.StateError || !strings.Contains(ns.Error, "boom") || ns.FetchedAt != nil {
 		t.Errorf("broken after refresh: %+v", ns)
 	}
+	// Clients quote the server's stderr apart from mcpx's words.
+	if summary, tail := api.CutStderr(br.Namespaces[0].Error); strings.Contains(summary, "boom") || !strings.Contains(tail, "boom: no database") {
+		t.Errorf("broken's error split into %q and stderr %q", summary, tail)
+	}
 }
 
 func jsonEqual(t *testing.T, a, b []byte) bool {

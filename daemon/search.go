@@ -100,8 +100,17 @@ func (d *daemon) serveSearch(w http.ResponseWriter, r *http.Request) error {
 	var indexes []*search.Index
 	var views []*toolView
 	var unread []string
+	untrusted := 0
 	for _, name := range names {
 		s := st.cfg.Servers[name]
+		if s.Untrusted != "" {
+			// Not read, and `mcpx refresh` would not read it either.
+			untrusted++
+			continue
+		}
+		if s.Self || s.Problem != "" {
+			continue // never read: `mcpx ls` says why
+		}
 		snap, view := d.toolsOf(st, s)
 		if snap == nil {
 			unread = append(unread, name)
@@ -126,7 +135,7 @@ func (d *daemon) serveSearch(w http.ResponseWriter, r *http.Request) error {
 		t.Definition = nil // results name tools; `mcpx schema` has the rest
 		results = append(results, api.SearchHit{Tool: t, Score: h.Score, Why: whyOf(h.Why)})
 	}
-	resp := api.SearchResponse{Query: q, Results: results, Unread: unread}
+	resp := api.SearchResponse{Query: q, Results: results, Unread: unread, Untrusted: untrusted}
 	if r.URL.Query().Get("brief") == "1" && len(unread) > api.UnreadNamed {
 		// What `mcpx search` prints names a few; with hundreds of
 		// servers never read, the rest were most of the answer.

@@ -97,7 +97,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.StringVar(&nsList, "ns", "", "serve only these namespaces (`a,b`); one namespace alone is served under its server's own names")
 	fs.StringVar(&printHost, "print-config", "", "print the snippet that registers mcpx in `HOST`'s config and exit ("+strings.Join(hostNames(), ", ")+")")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: mcpx serve [--http ADDR [--no-key]] [--expose all|search] [--ns a,b] [--print-config HOST]\n\n"+
+		fmt.Fprintf(stderr, "usage: mcpx serve [--http ADDR [--http-allow-remote] [--no-key]] [--expose all|search] [--ns a,b] [--print-config HOST]\n\n"+
 			"Serve every configured MCP server as one MCP server, on stdin/stdout or streamable HTTP (docs/serve.md).\n"+
 			"Over HTTP, /mcp serves them all (NS.TOOL) and /mcp/NS each under its own names; every request carries the serve key.\n\n")
 		fs.PrintDefaults()

@@ -135,7 +135,8 @@ type Namespace struct {
 	// answer, so each call gets its own instance (as scope "call").
 	ExitsAfterAnswer bool `json:"exitsAfterAnswer"`
 	// State of the cached schema: "cached", "unread" (never fetched or no
-	// usable snapshot), "error" (last fetch failed; Error says why).
+	// usable snapshot), "error" (last fetch failed; Error says why, and
+	// may end with the server's stderr tail: CutStderr splits it).
 	State     string     `json:"state"`
 	Error     string     `json:"error,omitempty"`
 	FetchedAt *time.Time `json:"fetchedAt,omitempty"`
@@ -254,6 +255,9 @@ type SearchResponse struct {
 	// UnreadMore is how many namespaces never read a brief answer
 	// (?brief=1) leaves out of Unread, which then names the first few.
 	UnreadMore int `json:"unreadMore,omitempty"`
+	// Untrusted is how many namespaces were not searched because their
+	// project file is not trusted (`mcpx trust`); they are not in Unread.
+	Untrusted int `json:"untrusted,omitempty"`
 }
 
 // UnreadNamed is how many namespaces never read a brief search answer

@@ -62,7 +62,7 @@ var (
 	toolFields       = []string{"namespace", "name", "description", "annotations", "definition"}
 	hitFields        = []string{"namespace", "name", "description", "annotations", "definition", "score", "why"}
 	matchFields      = []string{"word", "via", "fields"}
-	searchFields     = []string{"query", "results", "unread", "unreadMore"}
+	searchFields     = []string{"query", "results", "unread", "unreadMore", "untrusted"}
 )
 
 func readNamespacesResponse(s string, r *NamespacesResponse) error {
@@ -191,6 +191,8 @@ func readSearchResponse(s string, r *SearchResponse) error {
 			})
 		case "unreadMore":
 			return readInt(v, &r.UnreadMore)
+		case "untrusted":
+			return readInt(v, &r.Untrusted)
 		}
 		return unknownKey(key, searchFields...)
 	}))

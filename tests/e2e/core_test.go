@@ -177,6 +177,43 @@ func TestServerThatExitsAtStart(t *testing.T) {
 	}
 }
 
+// A server whose tools cannot be read has its stderr quoted wherever the
+// failure is reported (ls NS, refresh, schema, help), and --json exits as
+// text does. Found walking through docs/cli.md: only `call` quoted it, and
+// `--json ls NS` and `--json refresh` exited 0.
+func TestFailedListingQuotesServerStderr(t *testing.T) {
+	e := NewEnv(t)
+	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {
+  "broken": {"command": %s, "env": {"FIXTURE_FAIL_START": "no database at /var/db"}}
+}}`, jsonString(fixtureBin)))
+	const said = "  | no database at /var/db"
+	r := e.Mcpx("refresh", "broken")
+	if r.Code != 3 || !strings.Contains(r.Stderr, said) {
+		t.Fatalf("refresh: want exit 3 quoting the server's stderr\n%s", r)
+	}
+	if r = e.Mcpx("--json", "refresh", "broken"); r.Code != 3 {
+		t.Fatalf("--json refresh: want exit 3 as in text\n%s", r)
+	}
+	var rr struct {
+		Namespaces []struct{ State, Error string }
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &rr); err != nil || len(rr.Namespaces) != 1 || rr.Namespaces[0].State != "error" {
+		t.Fatalf("--json refresh: want the answer with state error (%v)\n%s", err, r)
+	}
+	for _, args := range [][]string{{"ls", "broken"}, {"schema", "broken"}, {"help", "broken.echo"}} {
+		r = e.Mcpx(args...)
+		if r.Code != 3 || !strings.Contains(r.Stderr, said) || !strings.Contains(r.Stderr, "mcpx refresh broken") {
+			t.Errorf("want exit 3 quoting the server's stderr and what to do\n%s", r)
+		}
+		r = e.Mcpx(append([]string{"--json"}, args...)...)
+		var doc struct{ Error struct{ Code, Stderr string } }
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 3 ||
+			doc.Error.Code != "server_failed" || !strings.Contains(doc.Error.Stderr, "no database at /var/db") {
+			t.Errorf("want an error document with the server's stderr, exit 3 (%v)\n%s", err, r)
+		}
+	}
+}
+
 func TestHangingCallIsCutOffAtCallTimeout(t *testing.T) {
 	e := NewEnv(t)
 	e.WriteFile(filepath.Join(e.Work, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {

@@ -32,6 +32,14 @@ func TestUntrustedProjectNeverRuns(t *testing.T) {
 		}
 	}
 	e.MustOK("refresh") // refreshing everything skips what may not start
+	// Listings say why the project's servers are missing, and never that
+	// `mcpx refresh` (which skips them) would read them.
+	for _, args := range [][]string{{"search", "read", "graph"}, {"resources"}, {"prompts"}} {
+		r := e.MustOK(args...)
+		if !strings.Contains(r.Stderr, "not trusted") || strings.Contains(r.Stderr, "refresh") {
+			t.Errorf("untrusted %v: want a note naming the untrusted file, not `mcpx refresh`: %s", args, r)
+		}
+	}
 	if _, err := os.Stat(ran); err == nil {
 		t.Fatal("the untrusted file's command ran")
 	}
@@ -63,6 +71,10 @@ func TestUntrustedProjectNeverRuns(t *testing.T) {
 	e.MustOK("untrust")
 	if r := e.Mcpx("call", "p.read_graph"); r.Code != 4 {
 		t.Fatalf("untrusted file still runs: %s", r)
+	}
+	// Its tools, read while it was trusted, are not offered either.
+	if r := e.MustOK("search", "read", "graph"); strings.Contains(r.Stdout, "p.read_graph") || !strings.Contains(r.Stderr, "not trusted") {
+		t.Errorf("search offers an untrusted server's tools: %s", r)
 	}
 }
 

@@ -125,6 +125,12 @@ func jsonString(s string) (string, string, error) {
 	if s == "" || s[0] != '"' {
 		return "", "", errors.New("want a string")
 	}
+	// A short plain string (a name, a state: most keys and values) is
+	// found by its closing quote and a look at each of its few bytes;
+	// the loop below costs it about four times as much.
+	if q := strings.IndexByte(s[1:min(len(s), 1+shortString)], '"'); q >= 0 && plainASCII(s[1:1+q]) {
+		return s[1 : 1+q], s[2+q:], nil
+	}
 	plain, ascii := true, true
 	for i := 1; i < len(s); {
 		// Eight plain bytes at a time; when eight are not all plain, a
@@ -161,6 +167,20 @@ func jsonString(s string) (string, string, error) {
 		i++
 	}
 	return "", "", errors.New("unterminated string")
+}
+
+// shortString is how far jsonString looks for the end of a short string.
+const shortString = 24
+
+// plainASCII reports whether s holds no backslash, control character or
+// byte outside ASCII.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // plain8 reports whether none of the 8 bytes of s is a quote, a backslash,

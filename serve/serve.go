@@ -37,6 +37,7 @@ import (
 	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/internal/mcpxd"
+	"github.com/mcpx-dev/mcpx/search"
 	"github.com/mcpx-dev/mcpx/service"
 )
 
@@ -271,7 +272,11 @@ func Run(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) erro
 	}
 	for ns := range o.Namespaces {
 		if _, ok := srv.cfg().Servers[ns]; !ok {
-			return &usageError{fmt.Errorf("--ns %s: no such namespace (have %s)", ns, strings.Join(srv.cfg().Names(), ", "))}
+			names := srv.cfg().Names()
+			if near := search.Suggest(ns, names); near != "" {
+				return &usageError{fmt.Errorf("--ns %s: no such namespace; did you mean %s?", ns, near)}
+			}
+			return &usageError{fmt.Errorf("--ns %s: no such namespace (have %s)", ns, strings.Join(names, ", "))}
 		}
 		if ln == nil && len(o.Namespaces) == 1 {
 			srv.single = ns // stdio: that server under its own names

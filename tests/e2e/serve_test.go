@@ -378,6 +378,9 @@ func TestServeNamespacesAndDirectory(t *testing.T) {
 	if r := e.Mcpx("serve", "--ns", "nope"); r.Code != 2 || !strings.Contains(r.Stderr, "nope") {
 		t.Errorf("--ns of an unknown namespace: %s", r)
 	}
+	if r := e.Mcpx("serve", "--ns", "everythnig"); r.Code != 2 || !strings.Contains(r.Stderr, "did you mean everything?") {
+		t.Errorf("--ns of a misspelt namespace: %s", r)
+	}
 }
 
 func TestServeHTTP(t *testing.T) {

@@ -47,6 +47,11 @@ func TestPerformance(t *testing.T) {
 		fmt.Sscan(s, &n)
 	}
 	tab := &benchTable{byName: map[string]time.Duration{}}
+	if os.Getenv("MCPX_BENCH_ONLY") == "cold" {
+		coldRows(t, tab, n, rand.New(rand.NewPCG(22, 22)))
+		fmt.Printf("\nmcpx cold first calls (issue #22): medians of %d interleaved rounds\n\n%s\n", n/3+1, tab.String(n))
+		return
+	}
 	trivial := buildTrivial(t)
 	floor := buildFloor(t)
 	everything, haveEverything := npmBinIfInstalled("mcp-server-everything")
@@ -178,54 +183,7 @@ func TestPerformance(t *testing.T) {
 		tab.ratio(fmt.Sprintf("500 servers vs 2: `%s`", c), c+", 500 servers", c, "≤ 1.2×")
 	}
 
-	// Cold first calls, interleaved too: each round times a one-shot
-	// mcp-go client (spawn the demo server, initialize, call echo), the
-	// first call after `mcpx stop` under the direct manager, and under a
-	// hermetic systemd user manager the first call after the service was
-	// stopped (the socket unit stays).
-	cold := NewEnv(t)
-	cold.MustOK("call", "demo.echo", "text=warm")
-	coldRuns := map[string][]time.Duration{}
-	coldSteps := []struct {
-		name  string
-		setup func()
-		run   func()
-	}{
-		{"one-shot", func() {}, func() { oneShotCall(t, mcpxdBin, "demo-server", map[string]any{"text": "x"}) }},
-		{"cold direct", func() { stopDirect(t, cold) }, func() { cold.MustOK("call", "demo.echo", "text=x") }},
-	}
-	if os.Geteuid() == 0 {
-		se, m := newSystemdEnv(t)
-		se.MustOK("call", "demo.echo", "text=warm")
-		coldSteps = append(coldSteps, struct {
-			name  string
-			setup func()
-			run   func()
-		}{"cold systemd", func() {
-			if _, err := m.Systemctl("stop", "mcpx@builtin.service"); err != nil {
-				t.Fatal(err)
-			}
-		}, func() { se.MustOK("call", "demo.echo", "text=x") }})
-	}
-	for range n/3 + 1 {
-		for _, i := range shuffle.Perm(len(coldSteps)) {
-			s := coldSteps[i]
-			s.setup()
-			start := time.Now()
-			s.run()
-			coldRuns[s.name] = append(coldRuns[s.name], time.Since(start))
-		}
-	}
-	for _, s := range coldSteps {
-		tab.byName[s.name] = medianOf(coldRuns[s.name])
-	}
-	tab.cmds = append(tab.cmds, [2]string{"one-shot", "spawn `mcpxd demo-server`, initialize, call echo, exit (an mcp-go client in the bench)"},
-		[2]string{"cold direct", "`mcpx stop`, then `mcpx call demo.echo text=x` (timed)"},
-		[2]string{"cold systemd", "`systemctl --user stop mcpx@builtin.service`, then `mcpx call demo.echo text=x` (timed)"})
-	tab.ratio("cold first call, direct manager", "cold direct", "one-shot", "≤ 1.3×")
-	if _, ok := tab.byName["cold systemd"]; ok {
-		tab.ratio("cold first call, systemd", "cold systemd", "one-shot", "≤ 1.5×")
-	}
+	cold := coldRows(t, tab, n, shuffle)
 
 	// Throughput: concurrent keep-alive clients through the daemon versus
 	// one in-process mcp-go client calling the same server.
@@ -592,4 +550,57 @@ func oneShotCall(t *testing.T, command, arg string, args map[string]any) {
 	if _, err := c.CallTool(ctx, req); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// coldRows measures the cold first calls, interleaved: each round times a
+// one-shot mcp-go client (spawn the demo server, initialize, call echo),
+// the first call after `mcpx stop` under the direct manager, and under a
+// hermetic systemd user manager the first call after the service was
+// stopped (the socket unit stays). It returns the direct manager's
+// environment, its daemon warm.
+func coldRows(t *testing.T, tab *benchTable, n int, shuffle *rand.Rand) *Env {
+	cold := NewEnv(t)
+	cold.MustOK("call", "demo.echo", "text=warm")
+	coldRuns := map[string][]time.Duration{}
+	coldSteps := []struct {
+		name  string
+		setup func()
+		run   func()
+	}{
+		{"one-shot", func() {}, func() { oneShotCall(t, mcpxdBin, "demo-server", map[string]any{"text": "x"}) }},
+		{"cold direct", func() { stopDirect(t, cold) }, func() { cold.MustOK("call", "demo.echo", "text=x") }},
+	}
+	if os.Geteuid() == 0 {
+		se, m := newSystemdEnv(t)
+		se.MustOK("call", "demo.echo", "text=warm")
+		coldSteps = append(coldSteps, struct {
+			name  string
+			setup func()
+			run   func()
+		}{"cold systemd", func() {
+			if _, err := m.Systemctl("stop", "mcpx@builtin.service"); err != nil {
+				t.Fatal(err)
+			}
+		}, func() { se.MustOK("call", "demo.echo", "text=x") }})
+	}
+	for range n/3 + 1 {
+		for _, i := range shuffle.Perm(len(coldSteps)) {
+			s := coldSteps[i]
+			s.setup()
+			start := time.Now()
+			s.run()
+			coldRuns[s.name] = append(coldRuns[s.name], time.Since(start))
+		}
+	}
+	for _, s := range coldSteps {
+		tab.byName[s.name] = medianOf(coldRuns[s.name])
+	}
+	tab.cmds = append(tab.cmds, [2]string{"one-shot", "spawn `mcpxd demo-server`, initialize, call echo, exit (an mcp-go client in the bench)"},
+		[2]string{"cold direct", "`mcpx stop`, then `mcpx call demo.echo text=x` (timed)"},
+		[2]string{"cold systemd", "`systemctl --user stop mcpx@builtin.service`, then `mcpx call demo.echo text=x` (timed)"})
+	tab.ratio("cold first call, direct manager", "cold direct", "one-shot", "≤ 1.3×")
+	if _, ok := tab.byName["cold systemd"]; ok {
+		tab.ratio("cold first call, systemd", "cold systemd", "one-shot", "≤ 1.5×")
+	}
+	return cold
 }

@@ -388,7 +388,8 @@ func TestOAuthListAfterLogin(t *testing.T) {
 	for i := range 5 {
 		r := e.Mcpx("--json", "refresh", "remote")
 		var refreshed api.RefreshResponse
-		if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &refreshed) != nil || len(refreshed.Namespaces) != 1 ||
+		// Exit 3, as in text: the namespace could not be read.
+		if r.Code != 3 || json.Unmarshal([]byte(r.Stdout), &refreshed) != nil || len(refreshed.Namespaces) != 1 ||
 			refreshed.Namespaces[0].State != api.StateError {
 			t.Fatalf("round %d: refresh before login: want state error\n%s", i, r)
 		}

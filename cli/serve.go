@@ -51,6 +51,11 @@ func serveCommand(a *App) *ucli.Command {
 				}
 				args = append(args, "-config", abs)
 			}
+			if jsonOut(cmd) {
+				// A failure to start is then an error document on
+				// stdout too, as for every command under --json.
+				args = append(args, "-json")
+			}
 			args = append(args, cmd.Args().Slice()...)
 			return execDaemonBinary("serve", args)
 		},
@@ -63,7 +68,7 @@ func serveCommand(a *App) *ucli.Command {
 // does: flags end at the first argument that is not one, or at "--").
 func unknownServeFlag(cmd *ucli.Command) error {
 	takesValue := map[string]bool{"C": true, "config": true}
-	known := map[string]bool{"h": true, "help": true, "C": true, "config": true}
+	known := map[string]bool{"h": true, "help": true, "C": true, "config": true, "json": true}
 	for _, f := range cmd.Flags {
 		_, isBool := f.(*ucli.BoolFlag)
 		for _, n := range f.Names() {

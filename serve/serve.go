@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -88,6 +89,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		o         Options
 		nsList    string
 		printHost string
+		asJSON    bool
 	)
 	fs.StringVar(&o.Dir, "C", "", "serve the configuration of `DIR`")
 	fs.StringVar(&o.ConfigFile, "config", "", "use exactly this config `FILE`")
@@ -96,6 +98,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.StringVar(&o.Expose, "expose", "all", "`MODE`: all (every tool as NS.TOOL) or search (search_tools, describe_tool, call_tool)")
 	fs.BoolVar(&o.NoKey, "no-key", false, "serve HTTP without the serve key: any local user could call your tools")
 	fs.StringVar(&nsList, "ns", "", "serve only these namespaces (`a,b`); one namespace alone is served under its server's own names")
+	fs.BoolVar(&asJSON, "json", false, "say a failure to start as a JSON error document on stdout too (`mcpx --json serve` sets it)")
 	fs.StringVar(&printHost, "print-config", "", "print the snippet that registers mcpx in `HOST`'s config and exit ("+strings.Join(hostNames(), ", ")+")")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: mcpx serve [--http ADDR [--http-allow-remote] [--no-key]] [--expose all|search] [--ns a,b] [--print-config HOST]\n\n"+
@@ -103,15 +106,19 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			"Over HTTP, /mcp serves them all (NS.TOOL) and /mcp/NS each under its own names; every request carries the serve key.\n\n")
 		fs.PrintDefaults()
 	}
+	out := &watchedWriter{w: stdout}
+	r := &reporter{stderr: stderr, stdout: out, json: slices.Contains(args, "-json") || slices.Contains(args, "--json")}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
-		return exitUsage
+		// The flag package said it on stderr already.
+		r.stderr = io.Discard
+		return r.fail(exitUsage, "usage", err.Error()+"; see `mcpx serve --help`", "")
 	}
+	r.json = asJSON
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "mcpx: serve takes no arguments, got %q. See `mcpx serve --help`.\n", fs.Arg(0))
-		return exitUsage
+		return r.fail(exitUsage, "usage", fmt.Sprintf("serve takes no arguments, got %q. See `mcpx serve --help`", fs.Arg(0)), "")
 	}
 	if nsList != "" {
 		o.Namespaces = map[string]bool{}
@@ -139,25 +146,21 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		snippet, err := printConfig(p)
 		if err != nil {
-			fmt.Fprintf(stderr, "mcpx: %v.\n", err)
-			return exitUsage
+			return r.fail(exitUsage, "usage", err.Error(), "")
 		}
-		fmt.Fprint(stdout, snippet)
+		fmt.Fprint(out, snippet)
 		return exitOK
 	}
 	if o.Expose != "all" && o.Expose != "search" {
-		fmt.Fprintf(stderr, "mcpx: --expose is all or search, not %q.\n", o.Expose)
-		return exitUsage
+		return r.fail(exitUsage, "usage", fmt.Sprintf("--expose is all or search, not %q", o.Expose), "")
 	}
 	if o.HTTP != "" && !o.AllowRemote {
 		if err := checkLoopback(o.HTTP); err != nil {
-			fmt.Fprintf(stderr, "mcpx: %v.\n", err)
-			return exitUsage
+			return r.fail(exitUsage, "usage", err.Error(), "")
 		}
 	}
 	if pid := os.Getenv(config.EnvDaemonPid); pid != "" {
-		fmt.Fprintf(stderr, "mcpx: serve is refused here: this process runs as a server of mcpx's own daemon (pid %s, %s), and mcpx never serves itself. Remove this entry from the config mcpx reads; register `mcpx serve` only in the hosts that use mcpx (docs/serve.md).\n", pid, config.EnvDaemonPid)
-		return exitUsage
+		return r.fail(exitUsage, "usage", fmt.Sprintf("serve is refused here: this process runs as a server of mcpx's own daemon (pid %s, %s), and mcpx never serves itself. Remove this entry from the config mcpx reads; register `mcpx serve` only in the hosts that use mcpx (docs/serve.md)", pid, config.EnvDaemonPid), "")
 	}
 	o.Log = log.New(stderr, "mcpx serve: ", 0)
 	if p := os.Getenv("MCPX_SERVE_CPUPROFILE"); p != "" {
@@ -165,22 +168,15 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		// written when it exits. Never by default.
 		stop, err := cpuProfile(p)
 		if err != nil {
-			fmt.Fprintf(stderr, "mcpx: serve: MCPX_SERVE_CPUPROFILE: %v.\n", err)
-			return exitUsage
+			return r.fail(exitUsage, "usage", "serve: MCPX_SERVE_CPUPROFILE: "+err.Error(), "")
 		}
 		defer stop()
 	}
-	err := Run(ctx, o, stdin, stdout)
-	switch {
-	case err == nil, errors.Is(err, context.Canceled):
+	err := Run(ctx, o, stdin, out)
+	if err == nil || errors.Is(err, context.Canceled) {
 		return exitOK
-	case isUsage(err):
-		fmt.Fprintf(stderr, "mcpx: %v.\n", err)
-		return exitUsage
-	default:
-		fmt.Fprintf(stderr, "mcpx: serve: %v.\n", err)
-		return exitUnavailable
 	}
+	return r.failed(err)
 }
 
 // usageError is a configuration or command line that cannot be served.
@@ -191,8 +187,9 @@ func (e *usageError) Unwrap() error { return e.err }
 
 func isUsage(err error) bool {
 	var ue *usageError
+	var un *unknownNamespaceError
 	var ce *client.ConfigError
-	return errors.As(err, &ue) || errors.As(err, &ce)
+	return errors.As(err, &ue) || errors.As(err, &un) || errors.As(err, &ce)
 }
 
 // checkLoopback refuses an address that is not a loopback IP or localhost.
@@ -273,10 +270,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader, stdout io.Writer) erro
 	for ns := range o.Namespaces {
 		if _, ok := srv.cfg().Servers[ns]; !ok {
 			names := srv.cfg().Names()
-			if near := search.Suggest(ns, names); near != "" {
-				return &usageError{fmt.Errorf("--ns %s: no such namespace; did you mean %s?", ns, near)}
-			}
-			return &usageError{fmt.Errorf("--ns %s: no such namespace (have %s)", ns, strings.Join(names, ", "))}
+			return &unknownNamespaceError{ns: ns, suggestion: search.Suggest(ns, names), have: names}
 		}
 		if ln == nil && len(o.Namespaces) == 1 {
 			srv.single = ns // stdio: that server under its own names

@@ -381,6 +381,27 @@ func TestServeNamespacesAndDirectory(t *testing.T) {
 	if r := e.Mcpx("serve", "--ns", "everythnig"); r.Code != 2 || !strings.Contains(r.Stderr, "did you mean everything?") {
 		t.Errorf("--ns of a misspelt namespace: %s", r)
 	}
+	// Under --json, a failure to start is the error document on stdout,
+	// as for every command.
+	for _, c := range []struct {
+		args             []string
+		code, suggestion string
+	}{
+		{[]string{"--json", "serve", "--ns", "everythnig"}, "unknown_namespace", "everything"},
+		{[]string{"serve", "--json", "--expose", "some"}, "usage", ""},
+	} {
+		r := e.Mcpx(c.args...)
+		var doc struct {
+			Error struct {
+				Code, Message, Suggestion string
+				Exit                      int
+			}
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 2 || doc.Error.Exit != 2 ||
+			doc.Error.Code != c.code || doc.Error.Suggestion != c.suggestion || doc.Error.Message == "" {
+			t.Errorf("%v: want exit 2 and a %s error document (%v)\n%s", c.args, c.code, err, r)
+		}
+	}
 }
 
 func TestServeHTTP(t *testing.T) {

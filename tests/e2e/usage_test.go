@@ -65,7 +65,8 @@ func TestServeFlagsMatchMcpxd(t *testing.T) {
 	var parsed []string
 	for _, line := range strings.Split(r.Stderr, "\n") {
 		if f, ok := strings.CutPrefix(line, "  -"); ok {
-			if name := strings.Fields(f)[0]; name != "C" && name != "config" {
+			// -C, -config and -json are the global flags, carried over.
+			if name := strings.Fields(f)[0]; name != "C" && name != "config" && name != "json" {
 				parsed = append(parsed, name)
 			}
 		}

@@ -1,0 +1,92 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+
+	"github.com/mcpx-dev/mcpx/client"
+)
+
+// A failure to start serving is said on stderr, as mcpx says every
+// failure; under `mcpx --json serve` (mcpxd serve -json) it is also the
+// error document every mcpx command prints on stdout under --json
+// (docs/cli.md, "Errors"), as long as serve has written nothing there
+// yet: once it has, stdout belongs to the host.
+
+// errorDoc and errorBody are the CLI's JSON error document (cli.ErrorDoc):
+// the fields serve can fill.
+type errorDoc struct {
+	Error errorBody `json:"error"`
+}
+
+type errorBody struct {
+	Code       string `json:"code"`
+	Message    string `json:"message"`
+	Exit       int    `json:"exit"`
+	Suggestion string `json:"suggestion,omitempty"`
+}
+
+// unknownNamespaceError is a --ns naming no configured server.
+type unknownNamespaceError struct {
+	ns, suggestion string
+	have           []string
+}
+
+func (e *unknownNamespaceError) Error() string {
+	if e.suggestion != "" {
+		return fmt.Sprintf("--ns %s: no such namespace; did you mean %s?", e.ns, e.suggestion)
+	}
+	return fmt.Sprintf("--ns %s: no such namespace (have %s)", e.ns, strings.Join(e.have, ", "))
+}
+
+// reporter says serve's failures on stderr, and on stdout as JSON when
+// asked to and stdout is still untouched.
+type reporter struct {
+	stderr io.Writer
+	stdout *watchedWriter
+	json   bool
+}
+
+// fail reports a failure of kind code (docs/cli.md's error codes) and
+// returns exit.
+func (r *reporter) fail(exit int, code, msg, suggestion string) int {
+	msg = strings.TrimSuffix(msg, ".") + "."
+	fmt.Fprintf(r.stderr, "mcpx: %s\n", msg)
+	if r.json && !r.stdout.used.Load() {
+		b, _ := json.MarshalIndent(errorDoc{errorBody{Code: code, Message: msg, Exit: exit, Suggestion: suggestion}}, "", "  ")
+		_, _ = r.stdout.w.Write(append(b, '\n'))
+	}
+	return exit
+}
+
+// failed reports what Run returned.
+func (r *reporter) failed(err error) int {
+	var un *unknownNamespaceError
+	var ce *client.ConfigError
+	switch {
+	case errors.As(err, &un):
+		return r.fail(exitUsage, "unknown_namespace", err.Error(), un.suggestion)
+	case errors.As(err, &ce):
+		return r.fail(exitUsage, "config_error", err.Error(), "")
+	case isUsage(err):
+		return r.fail(exitUsage, "usage", err.Error(), "")
+	}
+	return r.fail(exitUnavailable, "internal", "serve: "+err.Error(), "")
+}
+
+// watchedWriter is stdout, noting whether anything was written to it.
+type watchedWriter struct {
+	w    io.Writer
+	used atomic.Bool
+}
+
+func (w *watchedWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		w.used.Store(true)
+	}
+	return w.w.Write(p)
+}

@@ -53,10 +53,11 @@ func (c *Client) writeRecords() error {
 	if _, err := config.WriteEnvFile(c.paths.EnvFile(c.key), env); err != nil {
 		return fmt.Errorf("prepare daemon %s: %w", c.key, err)
 	}
+	c.envDigest = config.EnvDigest(env) // with the inputs' answers, as written
 	if snap != nil {
 		snap.Remember(c.paths.KeyRecord(c.key), keyDigest)
 		snap.Remember(c.paths.RuntimeKeyRecord(c.key), runtimeDigest)
-		snap.Remember(c.paths.EnvFile(c.key), envSum)
+		snap.Remember(c.paths.EnvFile(c.key), c.envDigest)
 		_ = snap.Save() // a cache: the next command loads the sources again
 	}
 	return nil

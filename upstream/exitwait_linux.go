@@ -30,13 +30,13 @@ func awaitExit(pid int) {
 	if err != nil {
 		return
 	}
-	polled := false
-	// The first call asks the poller to wait for the pidfd to be
-	// readable (it is at once if the process has already exited); the
-	// second ends the wait.
-	_ = rc.Read(func(uintptr) bool {
-		done := polled
-		polled = true
-		return done
+	// Each call asks the pidfd itself whether the process has exited: the
+	// poller reports a readable fd once (edge-triggered), and a report
+	// that came before this wait began (a child that exited at once) is
+	// cleared when the wait starts, so only the fd can tell.
+	_ = rc.Read(func(fd uintptr) bool {
+		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(p, 0)
+		return err != nil || n > 0 // exited, or cannot tell: the caller's Wait blocks
 	})
 }

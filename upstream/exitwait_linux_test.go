@@ -41,6 +41,34 @@ func TestAwaitExitReturnsWhenTheChildExits(t *testing.T) {
 	}
 }
 
+// awaitExit returns for a child that exited before it began, however the
+// exit and the poller's registration fall: a wait that trusted the
+// poller's one report missed 11 of 2,000 such children (found by review).
+func TestAwaitExitReturnsForAChildAlreadyGone(t *testing.T) {
+	for i := range 300 {
+		cmd := exec.Command("true")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			time.Sleep(time.Millisecond) // exited before the wait, mostly
+		}
+		done := make(chan struct{})
+		go func() {
+			awaitExit(cmd.Process.Pid)
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("child %d: awaitExit did not return after the child exited", i)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A live stdio server costs the daemon no OS thread of its own: each used
 // to keep one blocked in waitid.
 func TestLiveServersHoldNoThreadEach(t *testing.T) {

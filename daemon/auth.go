@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -21,7 +22,7 @@ func (d *daemon) authServer(st *state, ns string) (auth.Server, error) {
 		e.body.Namespace = ns
 		return auth.Server{}, e
 	}
-	spec, err := d.spec(st, s, nil)
+	spec, err := d.spec(context.Background(), st, s, nil)
 	if err != nil {
 		return auth.Server{}, err
 	}

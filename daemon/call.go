@@ -126,7 +126,7 @@ func (d *daemon) call(r *http.Request, st *state, s *config.Server, req api.Call
 		return nil, err
 	}
 
-	spec, err := d.spec(st, s, snap)
+	spec, err := d.spec(r.Context(), st, s, snap)
 	if err != nil {
 		return nil, err
 	}

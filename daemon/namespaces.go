@@ -348,7 +348,7 @@ func (d *daemon) fetch(ctx context.Context, st *state, name string) (*cache.Snap
 func (d *daemon) list(ctx context.Context, st *state, name string) (*cache.Snapshot, error) {
 	s := st.cfg.Servers[name]
 	h := st.hashes[name]
-	spec, err := d.spec(st, s, d.snapshot(st, name))
+	spec, err := d.spec(ctx, st, s, d.snapshot(st, name))
 	if err == nil {
 		var l *upstream.Listing
 		start := time.Now()

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -78,11 +79,11 @@ func (st *state) byHash(h config.ServerHash) (*config.Server, bool) {
 // process environment as KEY=VALUE, and the digest of the expanded
 // definition. snap, when usable, supplies the protocol version that worked
 // last time.
-func (d *daemon) spec(st *state, s *config.Server, snap *cache.Snapshot) (upstream.Spec, error) {
+func (d *daemon) spec(ctx context.Context, st *state, s *config.Server, snap *cache.Snapshot) (upstream.Spec, error) {
 	if err := runnable(s); err != nil {
 		return upstream.Spec{}, err
 	}
-	env, gen, err := d.env.getGen()
+	env, gen, err := d.env.getGen(envDigestOf(ctx))
 	if err != nil {
 		return upstream.Spec{}, apiErr(500, api.CodeInternal, "%v", err)
 	}
@@ -194,45 +195,37 @@ func envDigest(exp *config.Server) string {
 // envFile is the captured caller environment (DESIGN §2), re-read when the
 // file changes. Safe for concurrent use.
 //
-// Each request says which environment its client wrote to the file
-// (api.HeaderEnvDigest, passed to confirm): while that is the one read
-// last, the values are used without a stat of the file (one per call was
-// 4-6 % of the daemon's CPU in a call loop). A request that says another,
-// or nothing (an older client, curl), has the file stat'ed and read again
-// if it changed. The CLI writes the file before it sends a request, so a
-// call always runs with the environment its command captured, or a newer
-// one written since.
+// A request names the environment its client wrote to the file
+// (api.HeaderEnvDigest, carried on its context: withEnvDigest): when that
+// is the one read last, the values are used without a stat of the file
+// (one per call was 4-6 % of the daemon's CPU in a call loop). A request
+// that names another, or none (an older client, curl, the daemon's own
+// work), has the file stat'ed and read again if it changed. The CLI writes
+// the file before it sends a request, so a call always runs with the
+// environment its command captured, or a newer one written since.
 type envFile struct {
 	path string
 
-	mu        sync.Mutex
-	stamp     filestamp.Stamp
-	vals      map[string]string
-	digest    string // config.EnvDigest(vals)
-	gen       uint64 // counts reads that replaced vals
-	confirmed bool   // the last request's client wrote vals (digest)
-}
-
-// confirm takes the digest a request's client says the file holds (""
-// when it does not say).
-func (e *envFile) confirm(digest string) {
-	e.mu.Lock()
-	e.confirmed = digest != "" && e.vals != nil && digest == e.digest
-	e.mu.Unlock()
+	mu     sync.Mutex
+	stamp  filestamp.Stamp
+	vals   map[string]string
+	digest string // config.EnvDigest(vals)
+	gen    uint64 // counts reads that replaced vals
 }
 
 // get returns the current values; callers must not modify the map.
 func (e *envFile) get() (map[string]string, error) {
-	vals, _, err := e.getGen()
+	vals, _, err := e.getGen("")
 	return vals, err
 }
 
-// getGen is get with the values' generation, which changes whenever the
-// file was read anew.
-func (e *envFile) getGen() (map[string]string, uint64, error) {
+// getGen returns the values for a request that names digest ("" for
+// none), with their generation, which changes whenever the file was read
+// anew.
+func (e *envFile) getGen(digest string) (map[string]string, uint64, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.vals != nil && e.confirmed {
+	if e.vals != nil && digest != "" && digest == e.digest {
 		return e.vals, e.gen, nil
 	}
 	st, err := filestamp.Of(e.path)
@@ -252,6 +245,20 @@ func (e *envFile) getGen() (map[string]string, uint64, error) {
 	e.vals, e.stamp, e.digest = vals, st, config.EnvDigest(vals)
 	e.gen++
 	return vals, e.gen, nil
+}
+
+// envDigestKey carries, on a request's context, the environment digest
+// its client named (api.HeaderEnvDigest).
+type envDigestKey struct{}
+
+func withEnvDigest(ctx context.Context, digest string) context.Context {
+	return context.WithValue(ctx, envDigestKey{}, digest)
+}
+
+// envDigestOf is the digest ctx's request named, or "".
+func envDigestOf(ctx context.Context) string {
+	d, _ := ctx.Value(envDigestKey{}).(string)
+	return d
 }
 
 // rootsOf is what s offers its server as roots: its mcpx.roots as file

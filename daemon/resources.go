@@ -236,7 +236,7 @@ func (d *daemon) forward(r *http.Request, ns, what string, caller upstream.Calle
 		return nil, err
 	}
 	snap := d.snapshot(st, ns)
-	spec, err := d.spec(st, s, snap)
+	spec, err := d.spec(r.Context(), st, s, snap)
 	if err != nil {
 		return nil, err
 	}

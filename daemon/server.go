@@ -114,7 +114,9 @@ func (d *daemon) handler() http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		// A reload outlives a caller that gives up: it stops old pools.
 		d.freshen(context.WithoutCancel(r.Context()), r.Header.Get(api.HeaderConfigStamp))
-		d.env.confirm(r.Header.Get(api.HeaderEnvDigest))
+		if digest := r.Header.Get(api.HeaderEnvDigest); digest != "" {
+			r = r.WithContext(withEnvDigest(r.Context(), digest))
+		}
 		if err := rt.serve(d, w, r); err != nil {
 			d.writeError(w, err)
 		}

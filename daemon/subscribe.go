@@ -83,7 +83,7 @@ func (d *daemon) serveSubscribe(w http.ResponseWriter, r *http.Request) error {
 		if st.hashes[ns] != hash {
 			return upstream.Spec{}, apiErr(http.StatusConflict, api.CodeConfig, "%s: %v", ns, errRedefined)
 		}
-		return d.spec(st, s, d.snapshot(st, ns))
+		return d.spec(r.Context(), st, s, d.snapshot(st, ns))
 	}
 
 	frames := make(chan api.SubscribeFrame, subscribeQueue)

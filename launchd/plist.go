@@ -187,6 +187,9 @@ func (x *xmlScanner) skipDeclaration() bool {
 
 // tag reads a start or end tag at the front of the input.
 func (x *xmlScanner) tag() (xmlToken, error) {
+	if len(x.s) < 2 { // a document cut after its "<"
+		return xmlToken{}, errXMLEOF
+	}
 	end := x.s[1] == '/'
 	// Find the closing '>', skipping quoted attribute values.
 	i := 1

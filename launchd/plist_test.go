@@ -109,14 +109,18 @@ func TestProgramOfMatchesEncodingXML(t *testing.T) {
 }
 
 // FuzzProgramOf: whatever encoding/xml reads as a plist's program, the
-// plain reader reads the same.
+// plain reader reads the same; what it cannot read, the plain reader
+// reads or refuses without a panic.
 func FuzzProgramOf(f *testing.F) {
 	for _, doc := range plistCorpus {
 		f.Add(doc)
 	}
+	f.Add("<plist><dict><key>ProgramArguments</key><array><")
+	f.Add("<")
 	f.Fuzz(func(t *testing.T, doc string) {
 		want, err := programOfXML(strings.NewReader(doc))
 		if err != nil {
+			_, _ = programOf(strings.NewReader(doc)) // must not panic
 			return
 		}
 		if got, err := programOf(strings.NewReader(doc)); err != nil || got != want {

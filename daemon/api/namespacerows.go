@@ -102,8 +102,8 @@ func DecodeNamespaceRows(data []byte) (*NamespacesResponse, error) {
 
 // decodeNamespaceRow reads one row: an object of string, integer and
 // boolean members without whitespace (what appendNamespaceRow writes). A
-// key it does not know is skipped, so that a daemon that adds one does
-// not break an older CLI.
+// key it does not know is skipped, whatever its value, so that a daemon
+// that adds one does not break an older CLI.
 func decodeNamespaceRow(s string, n *Namespace) error {
 	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
 		return errors.New("want an object")
@@ -183,6 +183,12 @@ func readRowMember(key, s string, n *Namespace) (rest string, err error) {
 	case s != "" && s[0] == '"': // a string of a key not known here
 		_, rest, err = jsonString(s)
 		return rest, err
+	case s != "" && (s[0] == '{' || s[0] == '['): // an object or array of a key not known here
+		n := valueLen(s)
+		if !json.Valid([]byte(s[:n])) {
+			return "", errors.New("want a JSON value")
+		}
+		return s[n:], nil
 	default: // a number or literal of a key not known here
 		lit, rest := scalar(s)
 		if lit != "true" && lit != "false" && lit != "null" && !json.Valid([]byte(lit)) {

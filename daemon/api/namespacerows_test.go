@@ -57,6 +57,8 @@ func FuzzDecodeNamespaceRow(f *testing.F) {
 	f.Add(`{"name":"demo","tools":7,"live":1,"state":"cached"}`)
 	f.Add(`{"name":"a\u00e9","exitsAfterAnswer":true,"state":"error","error":"x","future":"y","n":-1.5e3}`)
 	f.Add(`{"name":"a","tools":01}`)
+	f.Add(`{"name":"a","later":{"b":[1,2,"x,]"]},"more":[],"state":"cached"}`)
+	f.Add(`{"name":"a","later":{"b":1,}}`)
 	f.Add(`{"name":"a",}`)
 	f.Add(`{"tools":+1}`)
 	f.Fuzz(func(t *testing.T, line string) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -76,6 +77,25 @@ func (r *reporter) failed(err error) int {
 		return r.fail(exitUsage, "usage", err.Error(), "")
 	}
 	return r.fail(exitUnavailable, "internal", "serve: "+err.Error(), "")
+}
+
+// jsonAsked reports whether args ask for -json, read before the flags are
+// parsed (a line that does not parse is answered in JSON too): -json or
+// --json, alone or with a true value.
+func jsonAsked(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name != "json" || !strings.HasPrefix(a, "-") {
+			continue
+		}
+		if on, err := strconv.ParseBool(value); !hasValue || (err == nil && on) {
+			return true
+		}
+	}
+	return false
 }
 
 // watchedWriter is stdout, noting whether anything was written to it.

@@ -28,7 +28,6 @@ import (
 	"net/http"
 	"os"
 	"runtime/pprof"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -107,7 +106,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fs.PrintDefaults()
 	}
 	out := &watchedWriter{w: stdout}
-	r := &reporter{stderr: stderr, stdout: out, json: slices.Contains(args, "-json") || slices.Contains(args, "--json")}
+	r := &reporter{stderr: stderr, stdout: out, json: jsonAsked(args)}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK

@@ -145,3 +145,15 @@ func TestToolResultPassesContentThrough(t *testing.T) {
 		t.Errorf("a result that is not an object: %+v", r)
 	}
 }
+
+// jsonAsked reads -json as the flag package would, before it parses.
+func TestJSONAsked(t *testing.T) {
+	for args, want := range map[string]bool{
+		"-json": true, "--json": true, "--json=true": true, "-json=1": true,
+		"--json=false": false, "--jsonx": false, "json": false, "--ns x": false, "-- --json": false,
+	} {
+		if got := jsonAsked(strings.Fields(args)); got != want {
+			t.Errorf("jsonAsked(%q) = %v, want %v", args, got, want)
+		}
+	}
+}

@@ -264,7 +264,9 @@ func (c cliUser) run(args ...string) result {
 func (c cliUser) refresh() result {
 	r := c.run("refresh", "t")
 	for range 2 {
-		if r.exit != 0 || !c.inError(r.stdout) || c.loggedIn() {
+		// A refresh that leaves t in error exits 3 and prints its
+		// answer, which says why; anything else is the result.
+		if !c.inError(r.stdout) || c.loggedIn() {
 			return r
 		}
 		if l := c.run("login", "t"); l.exit != 0 {

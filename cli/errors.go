@@ -83,41 +83,18 @@ func undouble(s string) string {
 	return strings.Join(out, ": ")
 }
 
-// ErrorDoc is what --json prints on stdout for a failure.
-type ErrorDoc struct {
-	Error ErrorBody `json:"error"`
-}
-
-// ErrorBody is one failure as a JSON document: a stable code (see
-// docs/cli.md), the message, the exit code, and the details the daemon gave.
-type ErrorBody struct {
-	Code       string     `json:"code"`
-	Message    string     `json:"message"`
-	Exit       int        `json:"exit"`
-	Hint       string     `json:"hint,omitempty"`
-	Namespace  string     `json:"namespace,omitempty"`
-	Tool       string     `json:"tool,omitempty"`
-	Argument   string     `json:"argument,omitempty"`
-	Suggestion string     `json:"suggestion,omitempty"`
-	Problems   []string   `json:"problems,omitempty"`
-	Stderr     string     `json:"stderr,omitempty"`
-	RetryAfter *time.Time `json:"retryAfter,omitempty"`
-	// Scope is what `mcpx login NS` asks for (insufficient_scope).
-	Scope string `json:"scope,omitempty"`
-}
-
-// doc is f as an ErrorDoc; ok is false for failures that print nothing
+// doc is f as an api.ErrorDoc; ok is false for failures that print nothing
 // (the command already printed its answer, or the user interrupted).
-func (f failure) doc() (ErrorDoc, bool) {
+func (f failure) doc() (api.ErrorDoc, bool) {
 	if f.what == "" && f.hint == "" && f.code == "" {
-		return ErrorDoc{}, false
+		return api.ErrorDoc{}, false
 	}
-	b := ErrorBody{Code: f.code, Message: sentence(f.what), Exit: f.exit, Hint: capitalize(sentence(f.hint)), Stderr: f.tail}
+	b := api.ErrorBody{Code: f.code, Message: sentence(f.what), Exit: f.exit, Hint: capitalize(sentence(f.hint)), Stderr: f.tail}
 	if e := f.api; e != nil {
 		b.Namespace, b.Tool, b.Argument, b.Suggestion, b.Problems, b.RetryAfter = e.Namespace, e.Tool, e.Argument, e.Suggestion, e.Problems, e.RetryAfter
 		b.Scope = e.Scope
 	}
-	return ErrorDoc{Error: b}, true
+	return api.ErrorDoc{Error: b}, true
 }
 
 // sentence ends s with a period unless it already ends a sentence.
@@ -141,14 +118,14 @@ func capitalize(s string) string {
 // Stable error codes of --json (docs/cli.md has the table). Codes the
 // daemon answers with (api.Code*) pass through unless mapped here.
 const (
-	codeUsage       = "usage"
-	codeConfig      = "config_error"
+	codeUsage       = api.CodeUsage
+	codeConfig      = api.CodeConfig
 	codeUnsetVar    = "unset_variable"
 	codeUnavailable = "daemon_unavailable"
 	codeServer      = "server_failed"
 	codeToolFailed  = "tool_failed"
 	codeInterrupted = "interrupted"
-	codeInternal    = "internal"
+	codeInternal    = api.CodeInternal
 	codeUnsafeState = "unsafe_state"
 )
 

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpx-dev/mcpx/client"
+	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
 // A failure to start serving is said on stderr, as mcpx says every
@@ -17,19 +18,6 @@ import (
 // error document every mcpx command prints on stdout under --json
 // (docs/cli.md, "Errors"), as long as serve has written nothing there
 // yet: once it has, stdout belongs to the host.
-
-// errorDoc and errorBody are the CLI's JSON error document (cli.ErrorDoc):
-// the fields serve can fill.
-type errorDoc struct {
-	Error errorBody `json:"error"`
-}
-
-type errorBody struct {
-	Code       string `json:"code"`
-	Message    string `json:"message"`
-	Exit       int    `json:"exit"`
-	Suggestion string `json:"suggestion,omitempty"`
-}
 
 // unknownNamespaceError is a --ns naming no configured server.
 type unknownNamespaceError struct {
@@ -58,7 +46,7 @@ func (r *reporter) fail(exit int, code, msg, suggestion string) int {
 	msg = strings.TrimSuffix(msg, ".") + "."
 	fmt.Fprintf(r.stderr, "mcpx: %s\n", msg)
 	if r.json && !r.stdout.used.Load() {
-		b, _ := json.MarshalIndent(errorDoc{errorBody{Code: code, Message: msg, Exit: exit, Suggestion: suggestion}}, "", "  ")
+		b, _ := json.MarshalIndent(api.ErrorDoc{Error: api.ErrorBody{Code: code, Message: msg, Exit: exit, Suggestion: suggestion}}, "", "  ")
 		_, _ = r.stdout.w.Write(append(b, '\n'))
 	}
 	return exit
@@ -70,13 +58,13 @@ func (r *reporter) failed(err error) int {
 	var ce *client.ConfigError
 	switch {
 	case errors.As(err, &un):
-		return r.fail(exitUsage, "unknown_namespace", err.Error(), un.suggestion)
+		return r.fail(exitUsage, api.CodeUnknownNamespace, err.Error(), un.suggestion)
 	case errors.As(err, &ce):
-		return r.fail(exitUsage, "config_error", err.Error(), "")
+		return r.fail(exitUsage, api.CodeConfig, err.Error(), "")
 	case isUsage(err):
-		return r.fail(exitUsage, "usage", err.Error(), "")
+		return r.fail(exitUsage, api.CodeUsage, err.Error(), "")
 	}
-	return r.fail(exitUnavailable, "internal", "serve: "+err.Error(), "")
+	return r.fail(exitUnavailable, api.CodeInternal, "serve: "+err.Error(), "")
 }
 
 // jsonAsked reports whether args ask for -json, read before the flags are

@@ -36,6 +36,7 @@ import (
 	"github.com/mcpx-dev/mcpx/cache"
 	"github.com/mcpx-dev/mcpx/client"
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/daemon/api"
 	"github.com/mcpx-dev/mcpx/internal/mcpxd"
 	"github.com/mcpx-dev/mcpx/search"
 	"github.com/mcpx-dev/mcpx/service"
@@ -113,11 +114,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		// The flag package said it on stderr already.
 		r.stderr = io.Discard
-		return r.fail(exitUsage, "usage", err.Error()+"; see `mcpx serve --help`", "")
+		return r.fail(exitUsage, api.CodeUsage, err.Error()+"; see `mcpx serve --help`", "")
 	}
 	r.json = asJSON
 	if fs.NArg() > 0 {
-		return r.fail(exitUsage, "usage", fmt.Sprintf("serve takes no arguments, got %q. See `mcpx serve --help`", fs.Arg(0)), "")
+		return r.fail(exitUsage, api.CodeUsage, fmt.Sprintf("serve takes no arguments, got %q. See `mcpx serve --help`", fs.Arg(0)), "")
 	}
 	if nsList != "" {
 		o.Namespaces = map[string]bool{}
@@ -145,21 +146,21 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		snippet, err := printConfig(p)
 		if err != nil {
-			return r.fail(exitUsage, "usage", err.Error(), "")
+			return r.fail(exitUsage, api.CodeUsage, err.Error(), "")
 		}
 		fmt.Fprint(out, snippet)
 		return exitOK
 	}
 	if o.Expose != "all" && o.Expose != "search" {
-		return r.fail(exitUsage, "usage", fmt.Sprintf("--expose is all or search, not %q", o.Expose), "")
+		return r.fail(exitUsage, api.CodeUsage, fmt.Sprintf("--expose is all or search, not %q", o.Expose), "")
 	}
 	if o.HTTP != "" && !o.AllowRemote {
 		if err := checkLoopback(o.HTTP); err != nil {
-			return r.fail(exitUsage, "usage", err.Error(), "")
+			return r.fail(exitUsage, api.CodeUsage, err.Error(), "")
 		}
 	}
 	if pid := os.Getenv(config.EnvDaemonPid); pid != "" {
-		return r.fail(exitUsage, "usage", fmt.Sprintf("serve is refused here: this process runs as a server of mcpx's own daemon (pid %s, %s), and mcpx never serves itself. Remove this entry from the config mcpx reads; register `mcpx serve` only in the hosts that use mcpx (docs/serve.md)", pid, config.EnvDaemonPid), "")
+		return r.fail(exitUsage, api.CodeUsage, fmt.Sprintf("serve is refused here: this process runs as a server of mcpx's own daemon (pid %s, %s), and mcpx never serves itself. Remove this entry from the config mcpx reads; register `mcpx serve` only in the hosts that use mcpx (docs/serve.md)", pid, config.EnvDaemonPid), "")
 	}
 	o.Log = log.New(stderr, "mcpx serve: ", 0)
 	if p := os.Getenv("MCPX_SERVE_CPUPROFILE"); p != "" {
@@ -167,7 +168,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		// written when it exits. Never by default.
 		stop, err := cpuProfile(p)
 		if err != nil {
-			return r.fail(exitUsage, "usage", "serve: MCPX_SERVE_CPUPROFILE: "+err.Error(), "")
+			return r.fail(exitUsage, api.CodeUsage, "serve: MCPX_SERVE_CPUPROFILE: "+err.Error(), "")
 		}
 		defer stop()
 	}

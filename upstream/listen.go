@@ -104,22 +104,10 @@ func (cn *conn) listenFor(ctx context.Context, uris []string) ([]string, error) 
 			next.end()
 			return nil, ack.err
 		}
-		cn.listenMu.Lock()
-		old := cn.listen
-		cn.listen = next
-		cn.listenMu.Unlock()
-		if old != nil {
-			old.end()
-		}
+		cn.replaceListen(next)
 		return ack.resources, nil
 	}
-	cn.listenMu.Lock()
-	old := cn.listen
-	cn.listen = nil
-	cn.listenMu.Unlock()
-	if old != nil {
-		old.end()
-	}
+	cn.replaceListen(nil)
 	return nil, nil
 }
 
@@ -227,12 +215,16 @@ func (cn *conn) acknowledged(n mcp.JSONRPCNotification) {
 }
 
 // stopListening ends the stream and waits for its goroutine.
-func (cn *conn) stopListening() {
+func (cn *conn) stopListening() { cn.replaceListen(nil) }
+
+// replaceListen makes next (nil: none) the stream and ends the old one,
+// waiting for its goroutine outside the lock.
+func (cn *conn) replaceListen(next *listenStream) {
 	cn.listenMu.Lock()
-	ls := cn.listen
-	cn.listen = nil
+	old := cn.listen
+	cn.listen = next
 	cn.listenMu.Unlock()
-	if ls != nil {
-		ls.end()
+	if old != nil {
+		old.end()
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"strconv"
+	"strings"
 	"unsafe"
 )
 
@@ -201,7 +202,7 @@ func readRowMember(key, s string, n *Namespace) (rest string, err error) {
 // scalar splits s before the comma that ends its first value (a number or
 // a literal).
 func scalar(s string) (value, rest string) {
-	if i := bytes.IndexByte(unsafe.Slice(unsafe.StringData(s), len(s)), ','); i >= 0 {
+	if i := strings.IndexByte(s, ','); i >= 0 {
 		return s[:i], s[i:]
 	}
 	return s, ""

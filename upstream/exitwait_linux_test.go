@@ -23,11 +23,7 @@ func TestAwaitExitReturnsWhenTheChildExits(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		awaitExit(cmd.Process.Pid)
-		close(done)
-	}()
+	done := awaitExitAsync(cmd.Process.Pid)
 	select {
 	case <-done:
 		t.Fatal("awaitExit returned while the child was alive")
@@ -53,13 +49,8 @@ func TestAwaitExitReturnsForAChildAlreadyGone(t *testing.T) {
 		if i%2 == 0 {
 			time.Sleep(time.Millisecond) // exited before the wait, mostly
 		}
-		done := make(chan struct{})
-		go func() {
-			awaitExit(cmd.Process.Pid)
-			close(done)
-		}()
 		select {
-		case <-done:
+		case <-awaitExitAsync(cmd.Process.Pid):
 		case <-time.After(10 * time.Second):
 			t.Fatalf("child %d: awaitExit did not return after the child exited", i)
 		}
@@ -67,6 +58,17 @@ func TestAwaitExitReturnsForAChildAlreadyGone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// awaitExitAsync runs awaitExit(pid) and closes the channel it returns
+// when that returns.
+func awaitExitAsync(pid int) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		awaitExit(pid)
+		close(done)
+	}()
+	return done
 }
 
 // A live stdio server costs the daemon no OS thread of its own: each used

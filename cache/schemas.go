@@ -24,10 +24,13 @@ import (
 // Changing this type's shape changes SnapshotFormat, so every snapshot saved
 // before is refetched instead of half-read.
 type Snapshot struct {
-	Format          string            `json:"format"`
-	ServerHash      config.ServerHash `json:"serverHash"`
-	FetchedAt       *time.Time        `json:"fetchedAt,omitempty"` // nil when Error is set
-	Error           string            `json:"error,omitempty"`
+	Format     string            `json:"format"`
+	ServerHash config.ServerHash `json:"serverHash"`
+	FetchedAt  *time.Time        `json:"fetchedAt,omitempty"` // nil when Error is set
+	Error      string            `json:"error,omitempty"`
+	// Stderr is the tail of the server's stderr when a fetch failed
+	// (Error says what failed, without it).
+	Stderr          string            `json:"stderr,omitempty"`
 	ProtocolVersion string            `json:"protocolVersion,omitempty"`
 	ServerInfo      json.RawMessage   `json:"serverInfo,omitempty"`
 	Instructions    string            `json:"instructions,omitempty"`

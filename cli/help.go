@@ -106,7 +106,7 @@ func unreadError(n api.Namespace) error {
 	switch n.State {
 	case api.StateError:
 		// The server's stderr tail is quoted once, as a failed call's is.
-		summary, tail := api.CutStderr(n.Error)
+		summary, tail := n.Error, n.Stderr
 		return &exitError{code: ExitUnavailable, kind: codeServer,
 			msg:  fmt.Sprintf("the tools of %s could not be read: %s", n.Name, strings.TrimSuffix(api.FirstLine(summary), ".")),
 			hint: fmt.Sprintf("fix the server, then run `mcpx refresh %s`", n.Name), tail: tail}

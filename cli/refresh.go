@@ -62,7 +62,7 @@ func refreshCommand(a *App) *ucli.Command {
 			}
 			// A failed server's own words, under the table.
 			for _, n := range r.Namespaces {
-				if _, tail := api.CutStderr(n.Error); n.State == api.StateError && tail != "" {
+				if tail := n.Stderr; n.State == api.StateError && tail != "" {
 					fmt.Fprintf(a.Stderr, "mcpx: %s failed; its stderr ended with:\n", n.Name)
 					for _, line := range strings.Split(strings.TrimRight(tail, "\n"), "\n") {
 						fmt.Fprintf(a.Stderr, "  | %s\n", line)

@@ -119,11 +119,11 @@ func TestRefreshThenToolsAreLossless(t *testing.T) {
 	// A failed fetch records its error, no timestamp.
 	var br api.RefreshResponse
 	d.mustOK(http.MethodPost, api.PathRefresh, api.RefreshRequest{Namespace: "broken"}, &br)
-	if ns := br.Namespaces[0]; ns.State != api.StateError || !strings.Contains(ns.Error, "boom") || ns.FetchedAt != nil {
+	if ns := br.Namespaces[0]; ns.State != api.StateError || !strings.Contains(ns.Error+ns.Stderr, "boom") || ns.FetchedAt != nil {
 		t.Errorf("broken after refresh: %+v", ns)
 	}
 	// Clients quote the server's stderr apart from mcpx's words.
-	if summary, tail := api.CutStderr(br.Namespaces[0].Error); strings.Contains(summary, "boom") || !strings.Contains(tail, "boom: no database") {
+	if summary, tail := br.Namespaces[0].Error, br.Namespaces[0].Stderr; strings.Contains(summary, "boom") || !strings.Contains(tail, "boom: no database") {
 		t.Errorf("broken's error split into %q and stderr %q", summary, tail)
 	}
 }
@@ -445,8 +445,8 @@ func TestToolsBrief(t *testing.T) {
 
 // GET /v1/namespaces?brief=1 (what `mcpx ls` reads) is the full listing
 // as rows (api.DecodeNamespaceRows), with only what a listing does not
-// show left out: hash, transport, sharing, scope, fetch time, and the
-// source of a trusted server.
+// show left out: hash, transport, sharing, scope, fetch time, a failed
+// fetch's stderr, and the source of a trusted server.
 func TestBriefNamespacesKeepWhatListingsShow(t *testing.T) {
 	_, d, _ := startFixture(t)
 	var rr api.RefreshResponse
@@ -467,7 +467,7 @@ func TestBriefNamespacesKeepWhatListingsShow(t *testing.T) {
 	for i, f := range full.Namespaces {
 		states[f.State] = true
 		want := f
-		want.Transport, want.Sharing, want.Scope, want.ServerHash, want.FetchedAt = "", "", "", "", nil
+		want.Transport, want.Sharing, want.Scope, want.ServerHash, want.FetchedAt, want.Stderr = "", "", "", "", nil, ""
 		if f.State != api.StateUntrusted {
 			want.Source = ""
 		}

@@ -50,7 +50,7 @@ func (d *daemon) namespace(st *state, name string, snap *cache.Snapshot, v *tool
 	case snap == nil:
 	case snap.Error != "":
 		// Redacted again: an older mcpx may have saved it unredacted.
-		ns.State, ns.Error = api.StateError, d.redact(snap.Error)
+		ns.State, ns.Error, ns.Stderr = api.StateError, d.redact(snap.Error), d.redact(snap.Stderr)
 	default:
 		ns.State = api.StateCached
 		ns.FetchedAt = snap.FetchedAt
@@ -380,7 +380,9 @@ func (d *daemon) list(ctx context.Context, st *state, name string) (*cache.Snaps
 	}
 	// The error is saved in the cache and shown by ls: never with an
 	// expanded value in it.
-	failed := &cache.Snapshot{ServerHash: h, Error: d.redact(err.Error()), Tools: []json.RawMessage{}}
+	// The stderr tail is kept apart, as a failed call's error keeps it.
+	he := mapError(err)
+	failed := &cache.Snapshot{ServerHash: h, Error: d.redact(he.body.Error), Stderr: d.redact(he.body.Stderr), Tools: []json.RawMessage{}}
 	if serr := d.schemas.Save(failed); serr != nil {
 		d.log.Printf("save schemas of %s: %v", name, serr)
 	}

@@ -136,9 +136,10 @@ type Namespace struct {
 	ExitsAfterAnswer bool `json:"exitsAfterAnswer"`
 	// State of the cached schema: "cached", "unread" (never fetched or no
 	// usable snapshot), "error" (last fetch failed; Error says why, and
-	// may end with the server's stderr tail: CutStderr splits it).
+	// Stderr is the server's stderr tail, if it had one).
 	State     string     `json:"state"`
 	Error     string     `json:"error,omitempty"`
+	Stderr    string     `json:"stderr,omitempty"`
 	FetchedAt *time.Time `json:"fetchedAt,omitempty"`
 }
 

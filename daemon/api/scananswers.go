@@ -57,7 +57,7 @@ func once(fields []string, visit func(key, v string) error) func(key, v string) 
 
 var (
 	namespacesFields = []string{"namespaces", "unavailableSources"}
-	namespaceFields  = []string{"name", "description", "transport", "sharing", "scope", "serverHash", "source", "tools", "live", "replaced", "exitsAfterAnswer", "state", "error", "fetchedAt"}
+	namespaceFields  = []string{"name", "description", "transport", "sharing", "scope", "serverHash", "source", "tools", "live", "replaced", "exitsAfterAnswer", "state", "error", "stderr", "fetchedAt"}
 	toolsFields      = []string{"namespace", "tools"}
 	toolFields       = []string{"namespace", "name", "description", "annotations", "definition"}
 	hitFields        = []string{"namespace", "name", "description", "annotations", "definition", "score", "why"}
@@ -110,6 +110,8 @@ func readNamespace(s string, n *Namespace) error {
 			return readString(v, &n.State)
 		case "error":
 			return readString(v, &n.Error)
+		case "stderr":
+			return readString(v, &n.Stderr)
 		case "fetchedAt":
 			if v == "" || v[0] != '"' {
 				return errOtherShape

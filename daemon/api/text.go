@@ -64,15 +64,3 @@ func breaksLine(s string) bool {
 	// byte set on every call (10,000 calls for a listing).
 	return strings.IndexByte(s, '\n') >= 0 || strings.IndexByte(s, '\t') >= 0 || strings.IndexByte(s, '\r') >= 0
 }
-
-// stderrMark separates a failed listing's message from the server's stderr
-// tail in Namespace.Error (what the daemon's upstream errors write).
-const stderrMark = "\nstderr:\n"
-
-// CutStderr splits the Error of a namespace whose listing failed into the
-// message and the tail of the server's stderr ("" when there is none), so
-// a client can quote the server's own words apart from mcpx's.
-func CutStderr(msg string) (summary, stderr string) {
-	summary, stderr, _ = strings.Cut(msg, stderrMark)
-	return summary, stderr
-}

@@ -28,6 +28,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/daemonkey"
 	"github.com/mcpx-dev/mcpx/internal/version"
 )
 
@@ -40,7 +41,7 @@ var (
 	// named socket (or this build cannot ask).
 	ErrNotActivated = errors.New("not activated by launchd")
 	// ErrBadKey: the key cannot be part of a label.
-	ErrBadKey = errors.New("invalid daemon key")
+	ErrBadKey = daemonkey.ErrInvalid
 	// ErrLaunchctl: launchctl failed.
 	ErrLaunchctl = errors.New("launchctl failed")
 	// ErrRefused: launchd would not load the agent (background items
@@ -135,26 +136,8 @@ func runLaunchctl(ctx context.Context, args ...string) ([]byte, []byte, int, err
 	return out.Bytes(), errb.Bytes(), 0, nil
 }
 
-// CheckKey reports whether key can be part of a label.
-func CheckKey(key string) error {
-	if !validKey(key) {
-		return fmt.Errorf("%w %q: want 1-64 of [A-Za-z0-9_-]", ErrBadKey, key)
-	}
-	return nil
-}
-
-// validKey reports whether key is 1-64 of [A-Za-z0-9_-].
-func validKey(key string) bool {
-	if len(key) == 0 || len(key) > 64 {
-		return false
-	}
-	for i := 0; i < len(key); i++ {
-		if c := key[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+// CheckKey reports whether key can be part of a label (daemonkey.Check).
+func CheckKey(key string) error { return daemonkey.Check(key) }
 
 // Label is the agent label for key.
 func Label(key string) string { return LabelPrefix + key }

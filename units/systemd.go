@@ -19,6 +19,7 @@ import (
 	"sync"
 	"text/template"
 
+	"github.com/mcpx-dev/mcpx/internal/daemonkey"
 	"github.com/mcpx-dev/mcpx/internal/version"
 )
 
@@ -36,7 +37,7 @@ var (
 	// ErrUnavailable: no systemd user manager answers.
 	ErrUnavailable = errors.New("systemd user manager unavailable")
 	// ErrBadKey: the key cannot be a unit instance name.
-	ErrBadKey = errors.New("invalid daemon key")
+	ErrBadKey = daemonkey.ErrInvalid
 	// ErrBadBinary: the binary cannot be written into ExecStart.
 	ErrBadBinary = errors.New("binary path unusable in a unit")
 	// ErrJobFailed: systemd ran the job and it did not succeed.
@@ -92,26 +93,8 @@ func New(getenv func(string) string, bin string) *Systemd {
 	return s
 }
 
-// CheckKey reports whether key can name a unit instance.
-func CheckKey(key string) error {
-	if !validKey(key) {
-		return fmt.Errorf("%w %q: want 1-64 of [A-Za-z0-9_-]", ErrBadKey, key)
-	}
-	return nil
-}
-
-// validKey reports whether key is 1-64 of [A-Za-z0-9_-].
-func validKey(key string) bool {
-	if len(key) == 0 || len(key) > 64 {
-		return false
-	}
-	for i := 0; i < len(key); i++ {
-		if c := key[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+// CheckKey reports whether key can name a unit instance (daemonkey.Check).
+func CheckKey(key string) error { return daemonkey.Check(key) }
 
 // SocketUnit and ServiceUnit name the instances for key.
 func SocketUnit(key string) string  { return "mcpx@" + key + ".socket" }

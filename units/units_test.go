@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -312,13 +311,3 @@ func checkFailedService(t *testing.T, m *systemdtest.Manager, s *Systemd, key st
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-// validKey is the regexp ^[A-Za-z0-9_-]{1,64}$ it replaced.
-func TestValidKeyMatchesItsRegexp(t *testing.T) {
-	re := regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	for _, k := range []string{"", "k1", "a-b_C9", "a b", "a.b", "ü", "k\n", strings.Repeat("x", 64), strings.Repeat("x", 65)} {
-		if got, want := validKey(k), re.MatchString(k); got != want {
-			t.Errorf("validKey(%q) = %v; regexp: %v", k, got, want)
-		}
-	}
-}

@@ -206,7 +206,7 @@ func typeValue(p api.ArgPair, types map[string]bool) (json.RawMessage, error) {
 // validateArgs checks args against ts: unknown names first (with the
 // nearest parameter), then missing required ones, then the whole schema.
 func validateArgs(ns, tool string, ts *toolSchema, args json.RawMessage) error {
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	inst, err := decodeArgs(args)
 	if err != nil {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "arguments of %s.%s: %v", ns, tool, err)
 	}

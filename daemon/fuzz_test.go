@@ -1,13 +1,17 @@
 package daemon
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
@@ -101,6 +105,28 @@ func FuzzArgs(f *testing.F) {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(out, &obj); err != nil {
 			t.Fatalf("pairs %+v built %s, not a JSON object: %v", req.Pairs, out, err)
+		}
+	})
+}
+
+// decodeArgs makes of any arguments what jsonschema.UnmarshalJSON makes:
+// the same value, or an error where it errs.
+func FuzzDecodeArgs(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"message":"x"}`, ` { "a" : [ 1, -2.5e+3, true, false, null, {"b":[]} ] , "c":{} } `,
+		`{"a":1,"a":"again"}`, `{"esc\"aped":"\u00e9\n\ud83d\ude00","x":"\ud800"}`, "{\"bad\":\"\xff\xfe\"}",
+		`{"n":12345678901234567890123,"f":0.1E-7}`, `[1,[2,[3]]]`, `"top"`, `{"a":1}x`, `{`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, werr := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+		got, gerr := decodeArgs(data)
+		if (werr != nil) != (gerr != nil) || (werr != nil && werr.Error() != gerr.Error()) {
+			t.Fatalf("%q: error %v, want %v", data, gerr, werr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: %#v, want %#v", data, got, want)
 		}
 	})
 }

@@ -117,9 +117,11 @@ func buildArgs(ns, tool string, ts *toolSchema, req api.CallRequest) (json.RawMe
 		input = ts.input
 	}
 	if len(req.Pairs) > 0 {
-		obj := map[string]json.RawMessage{}
-		if err := json.Unmarshal(args, &obj); err != nil {
-			return nil, apiErr(http.StatusBadRequest, api.CodeBadRequest, "arguments of %s.%s: %v", ns, tool, err)
+		obj := make(map[string]json.RawMessage, len(req.Pairs))
+		if string(args) != "{}" { // the CLI's usual call: pairs alone
+			if err := json.Unmarshal(args, &obj); err != nil {
+				return nil, apiErr(http.StatusBadRequest, api.CodeBadRequest, "arguments of %s.%s: %v", ns, tool, err)
+			}
 		}
 		props, _ := input["properties"].(map[string]any)
 		var order []string
@@ -141,10 +143,7 @@ func buildArgs(ns, tool string, ts *toolSchema, req api.CallRequest) (json.RawMe
 			}
 			obj[key] = v
 		}
-		var err error
-		if args, err = json.Marshal(obj); err != nil {
-			return nil, err
-		}
+		args = encodeArgs(obj)
 	}
 	if req.NoValidate || ts == nil || ts.input == nil {
 		return args, nil

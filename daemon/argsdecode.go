@@ -3,6 +3,7 @@ package daemon
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -128,4 +129,49 @@ func (r *argReader) space() {
 			return
 		}
 	}
+}
+
+// encodeArgs is json.Marshal(obj), whose values are valid JSON (typed
+// pairs, or members of a valid object), without its reflection: keys in
+// order, each value as it is unless Marshal would change it (spaces to
+// compact, or <, >, & or U+2028/9 to escape), which Marshal then encodes.
+// FuzzEncodeArgs compares the two.
+func encodeArgs(obj map[string]json.RawMessage) json.RawMessage {
+	keys := make([]string, 0, 8) // (on the stack for a few)
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	n := 2
+	for _, k := range keys {
+		n += len(k) + len(obj[k]) + 4
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '{')
+	for i, k := range keys {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendKey(out, k)
+		out = append(out, ':')
+		v := obj[k]
+		if bytes.ContainsAny(v, " \t\r\n<>&\u2028\u2029") {
+			v, _ = json.Marshal(v) // a valid value: no error
+		}
+		out = append(out, v...)
+	}
+	return append(out, '}')
+}
+
+// appendKey appends k as json.Marshal encodes a string: as it is between
+// quotes when it is printable ASCII that needs no escape, else by Marshal.
+func appendKey(out []byte, k string) []byte {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return append(out, jsonString(k)...)
+		}
+	}
+	out = append(out, '"')
+	out = append(out, k...)
+	return append(out, '"')
 }

@@ -64,9 +64,12 @@ func BenchmarkBuildArgsPairs(b *testing.B)  { benchBuildArgs(b, callBodyPairs) }
 
 func BenchmarkDecodeCallBody(b *testing.B) {
 	body := []byte(callBodyPairs)
+	r := httptest.NewRequest(http.MethodPost, api.PathCall, nil)
+	rd := bytes.NewReader(body)
 	b.ReportAllocs()
 	for b.Loop() {
-		r := httptest.NewRequest(http.MethodPost, api.PathCall, bytes.NewReader(body))
+		rd.Reset(body)
+		r.Body = io.NopCloser(rd)
 		var req api.CallRequest
 		if err := decodeBody(r, &req); err != nil || req.Tool != "echo" {
 			b.Fatal(err)

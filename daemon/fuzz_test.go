@@ -130,3 +130,26 @@ func FuzzDecodeArgs(f *testing.F) {
 		}
 	})
 }
+
+// encodeArgs writes what json.Marshal writes of the same arguments.
+func FuzzEncodeArgs(f *testing.F) {
+	f.Add("message", `"x"`, "b", `[1, 2]`)
+	f.Add("<k>", `{"a" : "<&>"}`, "z", "\"\u2028\"")
+	f.Add("é\x01", `"\u00e9"`, "", `  true `)
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
+		obj := map[string]json.RawMessage{}
+		for _, kv := range [][2]string{{k1, v1}, {k2, v2}} {
+			if !json.Valid([]byte(kv[1])) {
+				return
+			}
+			obj[kv[0]] = json.RawMessage(kv[1])
+		}
+		want, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := encodeArgs(obj); !bytes.Equal(got, want) {
+			t.Fatalf("%q: %s, want %s", obj, got, want)
+		}
+	})
+}

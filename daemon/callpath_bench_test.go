@@ -63,8 +63,15 @@ func BenchmarkBuildArgsObject(b *testing.B) { benchBuildArgs(b, callBodyObject) 
 func BenchmarkBuildArgsPairs(b *testing.B)  { benchBuildArgs(b, callBodyPairs) }
 
 func BenchmarkDecodeCallBody(b *testing.B) {
-	body := []byte(callBodyPairs)
+	b.Run("small", func(b *testing.B) { benchDecodeBody(b, []byte(callBodyPairs)) })
+	// 256 KiB of arguments (a file's content passed to a tool).
+	large := `{"namespace":"everything","tool":"echo","arguments":{"message":"` + strings.Repeat("x", 256<<10) + `"}}`
+	b.Run("256KiB", func(b *testing.B) { benchDecodeBody(b, []byte(large)) })
+}
+
+func benchDecodeBody(b *testing.B, body []byte) {
 	r := httptest.NewRequest(http.MethodPost, api.PathCall, nil)
+	r.ContentLength = int64(len(body))
 	rd := bytes.NewReader(body)
 	b.ReportAllocs()
 	for b.Loop() {

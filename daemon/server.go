@@ -176,7 +176,7 @@ func writeRaw(w http.ResponseWriter, parts ...[]byte) error {
 // decodeBody reads a JSON request body into v; an empty body leaves v as
 // is.
 func decodeBody(r *http.Request, v any) error {
-	data, err := io.ReadAll(r.Body)
+	data, err := readBody(r.Body, r.ContentLength)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -202,6 +202,31 @@ func decodeBody(r *http.Request, v any) error {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "decode request body: %v", err)
 	}
 	return nil
+}
+
+// readBody is io.ReadAll into one buffer of the body's declared length
+// (plus the byte that meets EOF), where io.ReadAll starts at 512 bytes
+// and grows by copying: a call with 1 MiB of arguments was copied some 30
+// times over. A length that is unknown, or over maxBody (the reader
+// refuses it), is left to io.ReadAll.
+func readBody(r io.Reader, length int64) ([]byte, error) {
+	if length <= 0 || length > maxBody {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, length+1)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) { // longer than declared: grow as io.ReadAll does
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // httpError is an error with its HTTP status and wire body.

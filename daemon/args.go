@@ -143,7 +143,10 @@ func buildArgs(ns, tool string, ts *toolSchema, req api.CallRequest) (json.RawMe
 			}
 			obj[key] = v
 		}
-		args = encodeArgs(obj)
+		var err error
+		if args, err = encodeArgs(obj); err != nil {
+			return nil, err
+		}
 	}
 	if req.NoValidate || ts == nil || ts.input == nil {
 		return args, nil

@@ -135,8 +135,8 @@ func (r *argReader) space() {
 // pairs, or members of a valid object), without its reflection: keys in
 // order, each value as it is unless Marshal would change it (spaces to
 // compact, or <, >, & or U+2028/9 to escape), which Marshal then encodes.
-// FuzzEncodeArgs compares the two.
-func encodeArgs(obj map[string]json.RawMessage) json.RawMessage {
+// FuzzEncodeArgs compares the two, errors included.
+func encodeArgs(obj map[string]json.RawMessage) (json.RawMessage, error) {
 	keys := make([]string, 0, 8) // (on the stack for a few)
 	for k := range obj {
 		keys = append(keys, k)
@@ -155,12 +155,15 @@ func encodeArgs(obj map[string]json.RawMessage) json.RawMessage {
 		out = appendKey(out, k)
 		out = append(out, ':')
 		v := obj[k]
-		if bytes.ContainsAny(v, " \t\r\n<>&\u2028\u2029") {
-			v, _ = json.Marshal(v) // a valid value: no error
+		if len(v) == 0 || bytes.ContainsAny(v, " \t\r\n<>&\u2028\u2029") {
+			var err error
+			if v, err = json.Marshal(v); err != nil {
+				return nil, err // as Marshal(obj) fails
+			}
 		}
 		out = append(out, v...)
 	}
-	return append(out, '}')
+	return append(out, '}'), nil
 }
 
 // appendKey appends k as json.Marshal encodes a string: as it is between

@@ -117,9 +117,11 @@ func buildArgs(ns, tool string, ts *toolSchema, req api.CallRequest) (json.RawMe
 		input = ts.input
 	}
 	if len(req.Pairs) > 0 {
-		obj := map[string]json.RawMessage{}
-		if err := json.Unmarshal(args, &obj); err != nil {
-			return nil, apiErr(http.StatusBadRequest, api.CodeBadRequest, "arguments of %s.%s: %v", ns, tool, err)
+		obj := make(map[string]json.RawMessage, len(req.Pairs))
+		if string(args) != "{}" { // the CLI's usual call: pairs alone
+			if err := json.Unmarshal(args, &obj); err != nil {
+				return nil, apiErr(http.StatusBadRequest, api.CodeBadRequest, "arguments of %s.%s: %v", ns, tool, err)
+			}
 		}
 		props, _ := input["properties"].(map[string]any)
 		var order []string
@@ -142,7 +144,7 @@ func buildArgs(ns, tool string, ts *toolSchema, req api.CallRequest) (json.RawMe
 			obj[key] = v
 		}
 		var err error
-		if args, err = json.Marshal(obj); err != nil {
+		if args, err = encodeArgs(obj); err != nil {
 			return nil, err
 		}
 	}
@@ -206,7 +208,7 @@ func typeValue(p api.ArgPair, types map[string]bool) (json.RawMessage, error) {
 // validateArgs checks args against ts: unknown names first (with the
 // nearest parameter), then missing required ones, then the whole schema.
 func validateArgs(ns, tool string, ts *toolSchema, args json.RawMessage) error {
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	inst, err := decodeArgs(args)
 	if err != nil {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "arguments of %s.%s: %v", ns, tool, err)
 	}

@@ -1,13 +1,17 @@
 package daemon
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpx-dev/mcpx/config"
 	"github.com/mcpx-dev/mcpx/daemon/api"
@@ -101,6 +105,50 @@ func FuzzArgs(f *testing.F) {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(out, &obj); err != nil {
 			t.Fatalf("pairs %+v built %s, not a JSON object: %v", req.Pairs, out, err)
+		}
+	})
+}
+
+// decodeArgs makes of any arguments what jsonschema.UnmarshalJSON makes:
+// the same value, or an error where it errs.
+func FuzzDecodeArgs(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"message":"x"}`, ` { "a" : [ 1, -2.5e+3, true, false, null, {"b":[]} ] , "c":{} } `,
+		`{"a":1,"a":"again"}`, `{"esc\"aped":"\u00e9\n\ud83d\ude00","x":"\ud800"}`, "{\"bad\":\"\xff\xfe\"}",
+		`{"n":12345678901234567890123,"f":0.1E-7}`, `[1,[2,[3]]]`, `"top"`, `{"a":1}x`, `{`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, werr := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+		got, gerr := decodeArgs(data)
+		if (werr != nil) != (gerr != nil) || (werr != nil && werr.Error() != gerr.Error()) {
+			t.Fatalf("%q: error %v, want %v", data, gerr, werr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: %#v, want %#v", data, got, want)
+		}
+	})
+}
+
+// encodeArgs writes what json.Marshal writes of the same arguments.
+func FuzzEncodeArgs(f *testing.F) {
+	f.Add("message", `"x"`, "b", `[1, 2]`)
+	f.Add("<k>", `{"a" : "<&>"}`, "z", "\"\u2028\"")
+	f.Add("é\x01", `"\u00e9"`, "", `  true `)
+	f.Add("empty", ``, "n", `null`)
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
+		obj := map[string]json.RawMessage{}
+		for _, kv := range [][2]string{{k1, v1}, {k2, v2}} {
+			if kv[1] != "" && !json.Valid([]byte(kv[1])) {
+				return // (empty: a RawMessage that Marshal refuses)
+			}
+			obj[kv[0]] = json.RawMessage(kv[1])
+		}
+		want, werr := json.Marshal(obj)
+		got, gerr := encodeArgs(obj)
+		if !bytes.Equal(got, want) || (gerr == nil) != (werr == nil) {
+			t.Fatalf("%q: %s, %v; want %s, %v", obj, got, gerr, want, werr)
 		}
 	})
 }

@@ -32,10 +32,14 @@ func (d *daemon) watchConfig(ctx context.Context) {
 // environment names other user files, say) would otherwise cost a reload on
 // every request: a stamp that a reload did not reach is remembered and not
 // chased again until the loaded configuration changes.
+//
+// ctx is the request's: the reload outlives a caller that gives up (it
+// stops old pools), so it runs without ctx's cancellation.
 func (d *daemon) freshen(ctx context.Context, stamp string) {
 	if stamp == "" || stamp == d.state.Load().cfg.Stamp {
-		return
+		return // every request but the first after an edit: nothing made
 	}
+	ctx = context.WithoutCancel(ctx)
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
 	st := d.state.Load()

@@ -68,6 +68,15 @@ func (d *daemon) handler() http.Handler {
 	}
 	debug := d.getenv != nil && debugEnabled(d.getenv)
 	self := os.Getuid() // (a system call each time it is asked)
+	// Every answer's identity headers, made once: set by their canonical
+	// keys, not Header.Set's check and new slice per request. net/http
+	// copies a handler's header before it writes it; nothing appends to
+	// these in place (len == cap).
+	ver := []string{version.String()}
+	var bin []string
+	if d.binary != "" {
+		bin = []string{d.binary}
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A connection's requests run on its goroutine, deep: its
 		// stack is grown before the first (later ones would only zero
@@ -78,9 +87,10 @@ func (d *daemon) handler() http.Handler {
 		}
 		// From here the request is answered, even by a daemon stopping.
 		d.unanswered.reached(r.Context())
-		w.Header().Set(api.HeaderVersion, version.String())
-		if d.binary != "" {
-			w.Header().Set(api.HeaderBinary, d.binary)
+		h := w.Header()
+		h[api.HeaderVersion] = ver
+		if bin != nil {
+			h[api.HeaderBinary] = bin
 		}
 		// A refused peer is not activity: it must not keep the daemon
 		// from its idle exit.
@@ -112,8 +122,7 @@ func (d *daemon) handler() http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-		// A reload outlives a caller that gives up: it stops old pools.
-		d.freshen(context.WithoutCancel(r.Context()), r.Header.Get(api.HeaderConfigStamp))
+		d.freshen(r.Context(), r.Header.Get(api.HeaderConfigStamp))
 		if digest := r.Header.Get(api.HeaderEnvDigest); digest != "" {
 			r = r.WithContext(withEnvDigest(r.Context(), digest))
 		}
@@ -125,9 +134,13 @@ func (d *daemon) handler() http.Handler {
 
 // writeJSON answers 200 with v.
 func writeJSON(w http.ResponseWriter, v any) error {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = contentJSON
 	return newEncoder(w).Encode(v)
 }
+
+// contentJSON is the Content-Type of a JSON answer, one slice for all
+// (see handler: net/http copies it, nothing changes it in place).
+var contentJSON = []string{"application/json"}[:1:1]
 
 // newEncoder writes JSON without HTML escaping: results pass through as the
 // server sent them ("<" stays "<", not "\u003c").
@@ -141,7 +154,7 @@ func newEncoder(w io.Writer) *json.Encoder {
 // encoded beforehand (no re-encoding of what the daemon already holds as
 // JSON).
 func writeRawJSON(w http.ResponseWriter, parts ...[]byte) error {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = contentJSON
 	return writeRaw(w, parts...)
 }
 
@@ -163,7 +176,7 @@ func writeRaw(w http.ResponseWriter, parts ...[]byte) error {
 // decodeBody reads a JSON request body into v; an empty body leaves v as
 // is.
 func decodeBody(r *http.Request, v any) error {
-	data, err := io.ReadAll(r.Body)
+	data, err := readBody(r.Body, r.ContentLength)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -189,6 +202,31 @@ func decodeBody(r *http.Request, v any) error {
 		return apiErr(http.StatusBadRequest, api.CodeBadRequest, "decode request body: %v", err)
 	}
 	return nil
+}
+
+// readBody is io.ReadAll into one buffer of the body's declared length
+// (plus the byte that meets EOF), where io.ReadAll starts at 512 bytes
+// and grows by copying: a call with 1 MiB of arguments was copied some 30
+// times over. A length that is unknown, or over maxBody (the reader
+// refuses it), is left to io.ReadAll.
+func readBody(r io.Reader, length int64) ([]byte, error) {
+	if length <= 0 || length > maxBody {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, length+1)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) { // longer than declared: grow as io.ReadAll does
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // httpError is an error with its HTTP status and wire body.

@@ -137,7 +137,7 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 		if dp.onSpawn != nil {
 			cn.forget = dp.onSpawn(cn.proc.cmd.Process.Pid)
 		}
-		cn.tr = transport.NewIO(cn.pipes.out, cn.pipes.in, nil)
+		cn.tr = newStdioRPC(cn.pipes.out, cn.pipes.in)
 	case config.TransportHTTP:
 		cn.hlimit = &limitTransport{base: http.DefaultTransport, max: cn.limit}
 		hc := dp.httpClient(cn.hlimit)

@@ -31,7 +31,9 @@ import (
 // method is of the wrong type, is skipped; when stdout ends (EOF, a read
 // error, a line over the bound) or Close is called, every waiting request
 // fails with transport.ErrTransportClosed, as does every later one; a
-// request whose context ends returns the context's error.
+// request whose context ends returns the context's error. After Close the
+// reader hands nothing on but reads stdout to its end, so a server that
+// writes as it exits is never left blocked on a full pipe.
 type stdioRPC struct {
 	r io.Reader      // the server's stdout
 	w io.WriteCloser // its stdin
@@ -147,16 +149,18 @@ func (t *stdioRPC) read() {
 			t.shut()
 			return
 		}
-		if t.closed.Load() {
-			return
-		}
-		if long != nil {
+		switch {
+		case t.closed.Load():
+			// Closed: nobody waits any more, but the server may still be
+			// writing as it exits; keep its stdout drained until EOF.
+			long = nil
+		case long != nil:
 			// A fresh slice nobody else writes: the result may stay in it.
 			t.dispatch(append(long, line...), true)
 			long = nil
-			continue
+		default:
+			t.dispatch(line, false)
 		}
-		t.dispatch(line, false)
 	}
 }
 

@@ -23,9 +23,9 @@ import (
 )
 
 // conn is one connection to a server instance, of either protocol
-// generation (generation.go). Requests go straight through mcp-go's
-// transport as raw JSON so nothing the server sends is lost to typed
-// decoding; the connection answers the server's own requests (ping,
+// generation (generation.go). Requests go straight through the transport
+// (stdioRPC for stdio, mcp-go's over HTTP) as raw JSON so nothing the
+// server sends is lost to typed decoding; the connection answers the server's own requests (ping,
 // elicitation, roots, sampling: inquiry.go) itself.
 type conn struct {
 	server string

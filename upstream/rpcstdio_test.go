@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -290,5 +291,37 @@ func TestStdioRPCFraming(t *testing.T) {
 	outW.Close()
 	if r := <-third; r != nil {
 		t.Errorf("a last line without its newline was taken: %s", r.Result)
+	}
+}
+
+// A request line says what encoding/json says of the same request, on one
+// line.
+func TestAppendRequest(t *testing.T) {
+	for _, req := range []transport.JSONRPCRequest{
+		{JSONRPC: "2.0", ID: mcp.NewRequestId(int64(1 << 20)), Method: "ping"},
+		{JSONRPC: "2.0", ID: mcp.NewRequestId("a\"<b>"), Method: "tools/call", Params: json.RawMessage("{\n \"name\": \"x\",\r\n \"arguments\": {}}")},
+		{JSONRPC: "2.0", ID: mcp.NewRequestId(1.5), Method: "méthode\n", Params: json.RawMessage(nil)},
+		{JSONRPC: "2.0", ID: mcp.NewRequestId(int64(-3)), Method: "x", Params: map[string]any{"cursor": "c", "n": 1}},
+		{JSONRPC: "2.0", ID: mcp.NewRequestId(int64(4)), Method: "x", Params: toolCallParams("t\u2028", []byte(`{"a":[1, 2]}`), []byte(`{"progressToken":"mcpx-1"}`))},
+	} {
+		line, err := appendRequest(nil, req)
+		if err != nil {
+			t.Fatalf("%+v: %v", req, err)
+		}
+		if bytes.IndexByte(line, '\n') != len(line)-1 {
+			t.Errorf("%q is not one line", line)
+		}
+		want, err := json.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, ref any
+		if err := json.Unmarshal(line, &got); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		_ = json.Unmarshal(want, &ref)
+		if !reflect.DeepEqual(got, ref) {
+			t.Errorf("line %s, encoding/json %s", line, want)
+		}
 	}
 }

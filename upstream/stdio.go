@@ -33,7 +33,7 @@ import (
 //   - the transport tells a line apart without decoding it (rpcline.go)
 //     and hands a result on as the bytes the server wrote, where mcp-go's
 //     Stdio decoded every line and passed it through channels: that was a
-//     quarter of the daemon's CPU per call (docs/performance.md).
+//     fifth to a quarter of the daemon's CPU per call (docs/performance.md).
 //
 // What is not achieved: the transport still holds one whole message (up to
 // the bound) and the daemon decodes it whole, so a large binary result is

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,9 +23,9 @@ import (
 )
 
 // conn is one connection to a server instance, of either protocol
-// generation (generation.go). Requests go straight through mcp-go's
-// transport as raw JSON so nothing the server sends is lost to typed
-// decoding; the connection answers the server's own requests (ping,
+// generation (generation.go). Requests go straight through the transport
+// (stdioRPC for stdio, mcp-go's over HTTP) as raw JSON so nothing the
+// server sends is lost to typed decoding; the connection answers the server's own requests (ping,
 // elicitation, roots, sampling: inquiry.go) itself.
 type conn struct {
 	server string
@@ -137,7 +136,7 @@ func dialRaw(ctx context.Context, dp dialParams, grace time.Duration) (*conn, st
 		if dp.onSpawn != nil {
 			cn.forget = dp.onSpawn(cn.proc.cmd.Process.Pid)
 		}
-		cn.tr = transport.NewIO(cn.pipes.out, cn.pipes.in, nil)
+		cn.tr = newStdioRPC(cn.pipes.out, cn.pipes.in)
 	case config.TransportHTTP:
 		cn.hlimit = &limitTransport{base: http.DefaultTransport, max: cn.limit}
 		hc := dp.httpClient(cn.hlimit)
@@ -506,17 +505,37 @@ func (cn *conn) listAll(ctx context.Context, method, field string, hints *cacheH
 // x-mcp-header parameters).
 func (cn *conn) callTool(ctx context.Context, tool string, args json.RawMessage, token string, h Hooks, extra map[string]json.RawMessage) (json.RawMessage, error) {
 	method := string(mcp.MethodToolsCall)
+	params := toolCallParams(tool, args, cn.callMeta(token, h))
 	if !cn.modern {
-		var meta map[string]any
-		if token != "" {
-			meta = map[string]any{"progressToken": token}
-		}
-		params := struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-			Meta      map[string]any  `json:"_meta,omitempty"`
-		}{tool, args, meta}
 		return cn.roundTrip(ctx, method, params, nil, true)
+	}
+	if len(extra) > 0 {
+		var err error
+		if params, err = mergeFields(params, extra); err != nil {
+			return nil, fmt.Errorf("%s: encode params: %w", method, err)
+		}
+	}
+	var hdr http.Header
+	if cn.isHTTP() {
+		hdr = standardHeaders(method, tool)
+		if bytes.Contains(h.Tool, []byte("x-mcp-header")) {
+			for k, v := range paramHeaders(h.Tool, params) {
+				hdr[k] = v
+			}
+		}
+	}
+	return cn.roundTrip(ctx, method, params, hdr, true)
+}
+
+// callMeta is the _meta object of a tools/call (nil for none): the
+// progressToken, and on a 2026-07-28 connection the log level when the
+// call is observed and the protocol members.
+func (cn *conn) callMeta(token string, h Hooks) []byte {
+	if !cn.modern {
+		if token == "" {
+			return nil
+		}
+		return concat([]byte(`{"progressToken":`), appendJSONString(nil, token), []byte("}"))
 	}
 	meta := make([]byte, 0, len(cn.meta)+96)
 	meta = append(meta, '{')
@@ -526,9 +545,9 @@ func (cn *conn) callTool(ctx context.Context, tool string, args json.RawMessage,
 			level = string(mcp.LoggingLevelInfo)
 		}
 		meta = append(meta, `"progressToken":`...)
-		meta = strconv.AppendQuote(meta, token)
+		meta = appendJSONString(meta, token)
 		meta = append(meta, `,"`+mcp.MetaKeyLogLevel+`":`...)
-		meta = strconv.AppendQuote(meta, level)
+		meta = appendJSONString(meta, level)
 		meta = append(meta, ',')
 	}
 	if h.Offer != nil && !cn.sse {
@@ -536,36 +555,26 @@ func (cn *conn) callTool(ctx context.Context, tool string, args json.RawMessage,
 	} else {
 		meta = append(meta, cn.meta...)
 	}
-	meta = append(meta, '}')
-	params := struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      json.RawMessage `json:"_meta"`
-	}{tool, args, meta}
-	var body any = params
-	mirror := cn.isHTTP() && bytes.Contains(h.Tool, []byte("x-mcp-header"))
-	if len(extra) > 0 || mirror {
-		b, err := json.Marshal(params)
-		if err != nil {
-			return nil, fmt.Errorf("%s: encode params: %w", method, err)
-		}
-		if len(extra) > 0 {
-			if b, err = mergeFields(b, extra); err != nil {
-				return nil, fmt.Errorf("%s: encode params: %w", method, err)
-			}
-		}
-		body = json.RawMessage(b)
+	return append(meta, '}')
+}
+
+// toolCallParams is a tools/call's params as JSON, written directly: the
+// transport checks args (and compacts them if they span lines) as it
+// writes the request.
+func toolCallParams(tool string, args, meta []byte) json.RawMessage {
+	b := make([]byte, 0, len(tool)+len(args)+len(meta)+40)
+	b = append(b, `{"name":`...)
+	b = appendJSONString(b, tool)
+	b = append(b, `,"arguments":`...)
+	if len(args) == 0 {
+		args = []byte("null")
 	}
-	var hdr http.Header
-	if cn.isHTTP() {
-		hdr = standardHeaders(method, tool)
-		if b, ok := body.(json.RawMessage); ok && mirror {
-			for k, v := range paramHeaders(h.Tool, b) {
-				hdr[k] = v
-			}
-		}
+	b = append(b, args...)
+	if meta != nil {
+		b = append(b, `,"_meta":`...)
+		b = append(b, meta...)
 	}
-	return cn.roundTrip(ctx, method, body, hdr, true)
+	return append(b, '}')
 }
 
 // lost is closed when a stdio server's stderr reached EOF, which usually

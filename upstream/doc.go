@@ -1,6 +1,7 @@
-// Package upstream connects to MCP servers through mcp-go (stdio, streamable
-// HTTP, SSE) and keeps them in pools keyed by ServerHash, with sharing,
-// scopes, limits, idle stop, start cooldown and call timeouts.
+// Package upstream connects to MCP servers (stdio through its own JSON-RPC
+// transport, rpcstdio.go; streamable HTTP and SSE through mcp-go's) and
+// keeps them in pools keyed by ServerHash, with sharing, scopes, limits,
+// idle stop, start cooldown and call timeouts.
 //
 // Requests go through the transport as raw JSON-RPC so that tools/list and
 // tools/call results reach the caller byte for byte (mcp-go's typed client

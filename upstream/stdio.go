@@ -14,27 +14,31 @@ import (
 	"github.com/mcpx-dev/mcpx/config"
 )
 
-// A stdio server's pipes are mcpx's own (mcp-go's transport gets them
-// through transport.NewIO), for three reasons:
+// A stdio server's pipes are mcpx's own, and so is the JSON-RPC transport
+// that reads and writes them (stdioRPC, rpcstdio.go), for these reasons:
 //
 //   - stdout is read through a lineLimiter: one JSON-RPC message (one line)
-//     longer than the server's maxMessageBytes fails the read, so mcp-go's
-//     line reader stops growing its buffer there, every request in flight
-//     fails, and the instance is stopped (memory returns with it);
+//     longer than the server's maxMessageBytes fails the read, so the
+//     transport's line reader stops growing its buffer there, every request
+//     in flight fails, and the instance is stopped (memory returns with it);
 //   - stdin is written through a countingWriter, so a request that failed
 //     because the server went away can be proven never read (not a byte of
 //     it reached the pipe, or it is still whole in a pipe nobody reads) and
 //     sent again to a fresh instance (exits.go);
 //   - the child is started here, with its parent-death signal set from a
 //     locked OS thread (pdeathsig_linux.go);
-//   - what the server writes on stdout that is not JSON-RPC (mcp-go skips
-//     such lines silently) is noted, to be quoted when the handshake fails
-//     (stdout.go).
+//   - what the server writes on stdout that is not JSON-RPC (the transport
+//     skips such lines) is noted, to be quoted when the handshake fails
+//     (stdout.go);
+//   - the transport tells a line apart without decoding it (rpcline.go)
+//     and hands a result on as the bytes the server wrote, where mcp-go's
+//     Stdio decoded every line and passed it through channels: that was a
+//     fifth to a quarter of the daemon's CPU per call (docs/performance.md).
 //
-// What is not achieved: mcp-go still holds one whole message (up to the
-// bound) as a string and the daemon decodes it whole, so a large binary
-// result is in memory once or twice before it reaches the content store;
-// streaming it there would need a transport that parses incrementally.
+// What is not achieved: the transport still holds one whole message (up to
+// the bound) and the daemon decodes it whole, so a large binary result is
+// in memory once or twice before it reaches the content store; streaming it
+// there would need a transport that parses incrementally.
 
 // errMessageTooLarge is a server message over the bound.
 var errMessageTooLarge = errors.New("message too large")
@@ -55,11 +59,10 @@ func (e *MessageTooLargeError) Error() string {
 func (e *MessageTooLargeError) Unwrap() error { return errMessageTooLarge }
 
 // lineLimiter passes a newline-delimited stream through and ends it once a
-// line grows past max bytes: from then on Read reports io.EOF (mcp-go logs
-// any other error to the process's default logger, outside the daemon's
-// redacted log) and tripped is set, which the connection turns into a
-// *MessageTooLargeError. Not safe for concurrent Reads (mcp-go has one
-// reader).
+// line grows past max bytes: from then on Read reports io.EOF (the end of
+// the stream, as any read error is to the transport) and tripped is set,
+// which the connection turns into a *MessageTooLargeError. Not safe for
+// concurrent Reads (the transport has one reader).
 type lineLimiter struct {
 	r       io.Reader
 	max     int64

@@ -457,6 +457,7 @@ func shapeOf(f string) string {
 		return "emoji" // :thumbsup:, :+1:
 	}
 	f = strings.TrimRight(f, ".:")
+	f = strings.TrimSuffix(strings.TrimSuffix(f, "'s"), "’s") // c.go's contents
 	if len(f) < 2 {
 		return ""
 	}
@@ -464,14 +465,16 @@ func shapeOf(f string) string {
 	switch {
 	case strings.Contains(lower, "://"), strings.HasPrefix(lower, "www."), strings.HasPrefix(lower, "localhost"):
 		return "url"
+	case isIssueRef(f):
+		return "issue" // acme/api#77
 	case strings.ContainsAny(f, "*?") && !strings.ContainsAny(f, "()=,"):
 		return "pattern" // not count(*), a=?
 	case f[0] == '@' && isName(f[1:]):
 		return "user"
 	case isCoordinates(f):
 		return "coordinates"
-	case isEnvName(f):
-		return "environment" // OPENAI_API_KEY, $HOME
+	case isEnvName(f) || conventionalEnv(f):
+		return "environment" // OPENAI_API_KEY, $HOME, PATH
 	case f[0] == '#' && isName(f[1:]) && !isDigits(f[1:]):
 		return "channel"
 	case conventionalFile(lower):
@@ -485,7 +488,8 @@ func shapeOf(f string) string {
 	switch {
 	case dotted && len(name) >= 2 && isName(name) && webDomains(ext) && dir == "":
 		return "url"
-	case dotted && len(name) >= 2 && len(ext) <= 5 && isName(ext) && !isDigits(ext):
+	case dotted && len(name) >= 2 && len(ext) <= 5 && isName(ext) && !isDigits(ext),
+		dotted && name != "" && len(ext) >= 2 && len(ext) <= 5 && isName(name) && isName(ext) && !isDigits(ext): // a.go, not e.g
 		return "file"
 	case dir != "" && base == "" && len(dir) > 1:
 		return "directory" // src/, /var/log/
@@ -563,7 +567,37 @@ func conventionalFile(name string) bool {
 	case "readme", "license", "licence", "changelog", "makefile", "dockerfile", "gemfile", "procfile", "vagrantfile", "jenkinsfile":
 		return true
 	}
-	return len(name) > 2 && name[0] == '.' && name[1] != '.' && name[1] != '/' && isName(name[1:])
+	return len(name) > 2 && name[0] == '.' && name[1] != '.' && name[1] != '/' && isName(name[1:]) && !formatExt(name[1:])
+}
+
+// formatExt reports whether ext, written alone after a dot (".md", ".gz"),
+// is a file format an agent asks for ("as .md", "into a .gz"), not a dot
+// file (.env, .gitignore): the query means the format's word.
+func formatExt(ext string) bool {
+	switch ext {
+	case "md", "txt", "json", "yaml", "yml", "csv", "tsv", "xml", "html", "pdf", "png", "jpg", "jpeg", "gif", "svg",
+		"gz", "tgz", "zip", "tar", "bz2", "xz", "mp3", "mp4", "wav":
+		return true
+	}
+	return false
+}
+
+// conventionalEnv reports whether f is an environment variable every
+// process knows by its name alone, written in capitals (PATH, HOME).
+func conventionalEnv(f string) bool {
+	switch f {
+	case "PATH", "HOME", "USER", "SHELL", "LANG", "TMPDIR", "EDITOR", "PWD", "TERM", "GOPATH", "PYTHONPATH":
+		return true
+	}
+	return false
+}
+
+// isIssueRef reports whether f is a reference to a repository's issue or
+// pull request as forges write it: owner/repo#number (acme/api#77).
+func isIssueRef(f string) bool {
+	repo, num, ok := strings.Cut(f, "#")
+	owner, name, slash := strings.Cut(repo, "/")
+	return ok && slash && isDigits(num) && isName(owner) && isName(name)
 }
 
 // webDomains reports whether ext is a top-level domain common in the

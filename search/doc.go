@@ -14,7 +14,8 @@
 // the words the thesaurus (thesaurus.txt) says stand for it — "ticket"
 // finds issues, "k8s" Kubernetes, "erase" delete — at a lower weight, and
 // a tool whose name the query's words cover is preferred over one that
-// only mentions them; a question, or a request that names no action (its
+// only mentions them (a word that says a thing's state, "the merged PRs",
+// "which issues are open", covers no name's verb); a question, or a request that names no action (its
 // first word cannot be a verb: verbs.txt), prefers tools that look to
 // tools that change something, and a request that names a server ("in
 // notion") prefers that server's tools. Explain says which words matched

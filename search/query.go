@@ -22,6 +22,7 @@ type concept struct {
 	shape bool   // a value's kind (a URL, a file…): alts[0] is the kind's term, at weightShape
 	kind  string // the kind, as shapeOf names it
 	whole bool   // the whole of a word written in parts (token.whole)
+	state bool   // a word that says a thing's state, not the action (isState)
 }
 
 // weightSecondHop scales an entry of an entry's thesaurus groups (two
@@ -88,7 +89,26 @@ func ParseQuery(text string) Query {
 		}
 	}
 	b.q.look = !b.q.question && !namesAction(fields, b.q.concepts)
+	for i := range b.q.concepts {
+		if i == 0 && !b.q.question && strings.HasPrefix(b.q.concepts[0].word, normalWord(fields[0])) {
+			continue // the request's first word, where it puts its verb
+		}
+		b.q.concepts[i].state = isState(b.q.concepts[i])
+	}
 	return b.q
+}
+
+// isState reports whether a concept says what state a thing is in rather
+// than what to do: a past participle ("the merged PRs", "the crashed pod",
+// "files modified by the PR") or "open" ("which issues are still open"),
+// unless it is a request's first word, where the request puts its verb
+// ("open the file"). It still matches what it says, but does not cover a
+// tool's name's verb (merge_pull_request, open_nodes).
+func isState(c concept) bool {
+	if c.shape || strings.Contains(c.word, " ") {
+		return false
+	}
+	return len(c.word) > 4 && strings.HasSuffix(c.word, "ed") || c.word == "open"
 }
 
 // namesAction reports whether a request (its words, without frames, and

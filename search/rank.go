@@ -24,7 +24,9 @@ import (
 // the tools of "memory-server", whose tools never say "memory". idf is taken over every tool searched. Then the name
 // decides among tools that all mention the query's
 // words: a tool's score grows by up to nameCoverage times itself as the
-// query covers more of its name's words; and when the query is a question,
+// query covers more of its name's words (a word that says what state a
+// thing is in, "the merged PRs", "which issues are open", covers no
+// name's verb: it is not the action asked for); and when the query is a question,
 // a tool whose name says it changes something is scaled by
 // questionPenalty, when it names no action at all, by lookPenalty; and
 // when the query names a server ("in notion"), the tools of the servers it
@@ -103,6 +105,9 @@ const minAltWeight = 0.02
 var (
 	bm25K1       = 0.9
 	nameCoverage = 2.0
+	// stateCover is how much a word that says a thing's state
+	// (concept.state) covers a name's verb, against 1 for any other word.
+	stateCover = 0.0
 )
 
 // Hit is one ranked tool: the index (position in Rank's indexes) and the
@@ -335,7 +340,7 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 			if j > 0 && a.weight*idf < minAltWeight {
 				continue // a thesaurus entry nearly every tool has says nothing, and would cost a pass over them all
 			}
-			sc.matchAlt(st, ix, a, idf)
+			sc.matchAlt(st, ix, a, idf, c.state)
 		}
 		for _, d := range sc.touched {
 			c := &sc.cur[d]
@@ -349,8 +354,10 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 }
 
 // matchAlt keeps in sc.cur, for every tool that has alternative a of the
-// current concept (at idf), a's match if it is the concept's best so far.
-func (sc *scratch) matchAlt(st *stats, ix *Index, a alt, idf float64) {
+// current concept (at idf), a's match if it is the concept's best so far;
+// a's cover of a name, unless a is a name's verb and the concept a state
+// (concept.state).
+func (sc *scratch) matchAlt(st *stats, ix *Index, a alt, idf float64, state bool) {
 	var shared float64 // the server's part (instructions, name), the same for every tool
 	if ix.server != nil {
 		if tf, ok := ix.server.find(a.term); ok {
@@ -366,6 +373,9 @@ func (sc *scratch) matchAlt(st *stats, ix *Index, a alt, idf float64) {
 		return
 	}
 	cover := float32(a.weight * float64(strings.Count(a.term, " ")+1))
+	if state && isNameVerb(a.term) {
+		cover *= float32(stateCover) // "the merged PRs" are not what merge_pull_request's name is about
+	}
 	if shared != 0 {
 		sc.tfs = grown(sc.tfs, len(ix.docs))
 	}

@@ -123,6 +123,35 @@ func TestRankNameDecides(t *testing.T) {
 	}
 }
 
+// A word that says a thing's state (a past participle, "open") after the
+// request's first word matches, but does not cover a name's verb: the
+// merged pull requests are listed, not merged; the open issues listed,
+// not opened.
+func TestRankState(t *testing.T) {
+	tools := []tool{
+		{"gh", "merge_pull_request", "Merge a pull request", ""},
+		{"gh", "list_pull_requests", "List pull requests, by state: open, closed or merged", ""},
+		{"m", "open_nodes", "Open nodes of the graph by their names", ""},
+		{"gh", "list_issues", "List the issues of a repository, by state: open or closed", ""},
+	}
+	for _, c := range []struct{ q, want string }{
+		{"show the merged pull requests", "gh.list_pull_requests"},
+		{"which issues are still open", "gh.list_issues"},
+		{"merge the pull request", "gh.merge_pull_request"},
+		{"open the nodes named Alice", "m.open_nodes"},
+	} {
+		if got, _ := rankTools(tools, c.q, 0); len(got) == 0 || got[0] != c.want {
+			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
+		}
+	}
+	for q, want := range map[string]bool{"merged": false, "the merged PRs": true, "is it open": true, "open it": false, "need": false} {
+		pq := ParseQuery(q)
+		if got := slices.ContainsFunc(pq.concepts, func(c concept) bool { return c.state }); got != want {
+			t.Errorf("%q: a state %v, want %v", q, got, want)
+		}
+	}
+}
+
 // Why names each matched query word, what it matched through, and where.
 func TestRankWhy(t *testing.T) {
 	tools := []tool{{"gh", "create_issue", "Create a new issue in a GitHub repository",

@@ -59,6 +59,7 @@ func TestAblate(t *testing.T) {
 		{"second hop", func() func() { return set(&weightSecondHop, 0) }},
 		{"name coverage", func() func() { return set(&nameCoverage, 0) }},
 		{"state words", func() func() { return set(&stateCover, 1) }},
+		{"number", func() func() { return set(&numberCover, 1) }},
 		{"context weight", func() func() { return set(&weightContext, 1) }},
 		{"topic weight", func() func() { return set(&weightTopic, weightContext) }},
 		{"value words", func() func() { return set(&weightValueWord, 1) }},

@@ -17,12 +17,13 @@ type Query struct {
 }
 
 type concept struct {
-	word  string // as the query wrote it, lower case
-	alts  []alt  // alts[0] is its own term (weight 1, less in context or a value, 0 for a cue or a phrasal verb); then the thesaurus's, best first
-	shape bool   // a value's kind (a URL, a file…): alts[0] is the kind's term, at weightShape
-	kind  string // the kind, as shapeOf names it
-	whole bool   // the whole of a word written in parts (token.whole)
-	state bool   // a word that says a thing's state, not the action (isState)
+	word   string // as the query wrote it, lower case
+	alts   []alt  // alts[0] is its own term (weight 1, less in context or a value, 0 for a cue or a phrasal verb); then the thesaurus's, best first
+	shape  bool   // a value's kind (a URL, a file…): alts[0] is the kind's term, at weightShape
+	kind   string // the kind, as shapeOf names it
+	whole  bool   // the whole of a word written in parts (token.whole)
+	state  bool   // a word that says a thing's state, not the action (isState)
+	plural bool   // written in the plural (isPlural; a phrase's last word)
 }
 
 // weightSecondHop scales an entry of an entry's thesaurus groups (two
@@ -90,6 +91,10 @@ func ParseQuery(text string) Query {
 	}
 	b.q.look = !b.q.question && !namesAction(fields, b.q.concepts)
 	for i := range b.q.concepts {
+		c := &b.q.concepts[i]
+		if !c.shape {
+			c.plural = isPlural(c.word[strings.LastIndexByte(c.word, ' ')+1:])
+		}
 		if i == 0 && !b.q.question && strings.HasPrefix(b.q.concepts[0].word, normalWord(fields[0])) {
 			continue // the request's first word, where it puts its verb
 		}

@@ -26,7 +26,9 @@ import (
 // words: a tool's score grows by up to nameCoverage times itself as the
 // query covers more of its name's words (a word that says what state a
 // thing is in, "the merged PRs", "which issues are open", covers no
-// name's verb: it is not the action asked for); and when the query is a question,
+// name's verb: it is not the action asked for; a plural covers a name
+// that ends in its singular only numberCover of itself: "the open PRs"
+// are list_pull_requests' more than get_pull_request's); and when the query is a question,
 // a tool whose name says it changes something is scaled by
 // questionPenalty, when it names no action at all, by lookPenalty; and
 // when the query names a server ("in notion"), the tools of the servers it
@@ -108,6 +110,12 @@ var (
 	// stateCover is how much a word that says a thing's state
 	// (concept.state) covers a name's verb, against 1 for any other word.
 	stateCover = 0.0
+	// numberCover is how much a word written in the plural ("the PRs")
+	// covers a name whose last word is that word in the singular
+	// (get_pull_request): the name is about one, the query about several.
+	// No less than weightRelated, so that a word the thesaurus relates
+	// (whose number says nothing) never covers more than the word itself.
+	numberCover = 0.7
 )
 
 // Hit is one ranked tool: the index (position in Rank's indexes) and the
@@ -340,7 +348,11 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 			if j > 0 && a.weight*idf < minAltWeight {
 				continue // a thesaurus entry nearly every tool has says nothing, and would cost a pass over them all
 			}
-			sc.matchAlt(st, ix, a, idf, c.state)
+			// The word's number says something of its own term and of
+			// the words the thesaurus gives for it (PRs: pull requests),
+			// not of their entries (rows → sql → query).
+			agree := j == 0 || c.alts[0].weight > 0 && a.weight >= c.alts[0].weight*weightEquivalent-1e-9
+			sc.matchAlt(st, ix, &c, a, idf, agree)
 		}
 		for _, d := range sc.touched {
 			c := &sc.cur[d]
@@ -354,10 +366,13 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 }
 
 // matchAlt keeps in sc.cur, for every tool that has alternative a of the
-// current concept (at idf), a's match if it is the concept's best so far;
-// a's cover of a name, unless a is a name's verb and the concept a state
-// (concept.state).
-func (sc *scratch) matchAlt(st *stats, ix *Index, a alt, idf float64, state bool) {
+// current concept con (at idf), a's match if it is the concept's best so
+// far; and a's cover of a name, less when a is a name's verb and the
+// concept a state (stateCover), or, where the word's number carries over
+// (agree: its own term or a word the thesaurus gives for it, not a second
+// step), the concept a plural and the name's last word a in the singular
+// (numberCover).
+func (sc *scratch) matchAlt(st *stats, ix *Index, con *concept, a alt, idf float64, agree bool) {
 	var shared float64 // the server's part (instructions, name), the same for every tool
 	if ix.server != nil {
 		if tf, ok := ix.server.find(a.term); ok {
@@ -373,7 +388,7 @@ func (sc *scratch) matchAlt(st *stats, ix *Index, a alt, idf float64, state bool
 		return
 	}
 	cover := float32(a.weight * float64(strings.Count(a.term, " ")+1))
-	if state && isNameVerb(a.term) {
+	if con.state && isNameVerb(a.term) {
 		cover *= float32(stateCover) // "the merged PRs" are not what merge_pull_request's name is about
 	}
 	if shared != 0 {
@@ -386,7 +401,11 @@ func (sc *scratch) matchAlt(st *stats, ix *Index, a alt, idf float64, state bool
 			sc.touched = append(sc.touched, p.doc)
 		}
 		if p.inName {
-			c.cover = max(c.cover, cover)
+			cv := cover
+			if agree && con.plural && p.single {
+				cv *= float32(numberCover)
+			}
+			c.cover = max(c.cover, cv)
 		}
 		if shared != 0 {
 			sc.tfs[p.doc] = t

@@ -188,3 +188,19 @@ func makeStopWords() map[string]bool {
 	}
 	return m
 }
+
+// isPlural reports whether w (a word as written, lower case) is a noun's
+// plural: it ends in s, and without it (or its es, or ies for y) it has
+// the same stem ("requests", "entities", "pods"; not "status", "access",
+// "analysis", "news").
+func isPlural(w string) bool {
+	if len(w) < 3 || w[len(w)-1] != 's' || w == "news" {
+		return false
+	}
+	switch {
+	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
+		return false
+	}
+	st := stem(w)
+	return stem(w[:len(w)-1]) == st || strings.HasSuffix(w, "ies") && stem(w[:len(w)-3]+"y") == st
+}

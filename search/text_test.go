@@ -86,3 +86,14 @@ func TestTermIrregular(t *testing.T) {
 		}
 	}
 }
+
+func TestIsPlural(t *testing.T) {
+	for w, want := range map[string]bool{
+		"requests": true, "pods": true, "entities": true, "issues": true, "details": true, "prs": true,
+		"request": false, "status": false, "bus": false, "access": false, "analysis": false, "news": false, "is": false, "pod": false,
+	} {
+		if got := isPlural(w); got != want {
+			t.Errorf("isPlural(%q) = %v, want %v", w, got, want)
+		}
+	}
+}

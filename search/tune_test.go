@@ -43,6 +43,7 @@ func TestTune(t *testing.T) {
 		{"bparamdesc", &fieldB[FieldParamDesc], []float64{0.3, 0.5, 0.75, 0.9}},
 		{"k1", &bm25K1, []float64{0.6, 0.75, 0.9, 1.2, 1.5, 2}},
 		{"coverage", &nameCoverage, []float64{0, 0.5, 1, 1.5, 2, 3, 4}},
+		{"number", &numberCover, []float64{0.5, 0.6, 0.7, 0.8, 1}},
 		{"equivalent", &weightEquivalent, []float64{0.7, 0.8, 0.9, 1}},
 		{"related", &weightRelated, []float64{0.4, 0.5, 0.6, 0.65, 0.7, 0.8, 0.9}},
 		{"shape", &weightShape, []float64{0.3, 0.5, 0.65, 0.8, 1}},

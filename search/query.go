@@ -95,10 +95,16 @@ func ParseQuery(text string) Query {
 		if !c.shape {
 			c.plural = isPlural(c.word[strings.LastIndexByte(c.word, ' ')+1:])
 		}
-		if i == 0 && !b.q.question && strings.HasPrefix(b.q.concepts[0].word, normalWord(fields[0])) {
-			continue // the request's first word, where it puts its verb
+	}
+	for i := range b.q.concepts {
+		c := &b.q.concepts[i]
+		c.state = isState(*c)
+		if i == 0 && c.state && !b.q.question && strings.HasPrefix(c.word, normalWord(fields[0])) {
+			// The request's first word, where it puts its verb: a state
+			// only before a plural ("open bugs", "merged PRs"), not
+			// before its object ("open the file", "open a PR").
+			c.state = len(b.q.concepts) > 1 && b.q.concepts[1].plural && strings.HasPrefix(normalWord(fields[min(1, len(fields)-1)]), b.q.concepts[1].word)
 		}
-		b.q.concepts[i].state = isState(b.q.concepts[i])
 	}
 	return b.q
 }
@@ -106,9 +112,10 @@ func ParseQuery(text string) Query {
 // isState reports whether a concept says what state a thing is in rather
 // than what to do: a past participle ("the merged PRs", "the crashed pod",
 // "files modified by the PR") or "open" ("which issues are still open"),
-// unless it is a request's first word, where the request puts its verb
-// ("open the file"). It still matches what it says, but does not cover a
-// tool's name's verb (merge_pull_request, open_nodes).
+// but as a request's first word, where the request puts its verb, only
+// before a plural ("open bugs", not "open the file": ParseQuery). It
+// still matches what it says, but does not cover a tool's name's verb
+// (merge_pull_request, open_nodes).
 func isState(c concept) bool {
 	if c.shape || strings.Contains(c.word, " ") {
 		return false

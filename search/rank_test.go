@@ -149,7 +149,10 @@ func TestRankState(t *testing.T) {
 			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
 		}
 	}
-	for q, want := range map[string]bool{"merged": false, "the merged PRs": true, "is it open": true, "open it": false, "need": false} {
+	for q, want := range map[string]bool{
+		"merged": false, "the merged PRs": true, "is it open": true, "open it": false, "need": false,
+		"open bugs in acme/api": true, "merged PRs": true, "open the file": false, "open several files": false, "open a PR": false,
+	} {
 		pq := ParseQuery(q)
 		if got := slices.ContainsFunc(pq.concepts, func(c concept) bool { return c.state }); got != want {
 			t.Errorf("%q: a state %v, want %v", q, got, want)

@@ -26,6 +26,7 @@ func TestWords(t *testing.T) {
 		"get-tiny-image":         {"get", "tiny", "image"},
 		"readTextFile":           {"read", "Text", "File"},
 		"HTTPServer v2":          {"HTTP", "Server", "v", "2"},
+		"open PRs, pageIDs":      {"open", "PRs", "page", "IDs"}, // an acronym's plural is one word
 		"Returns the sum, quick": {"Returns", "the", "sum", "quick"},
 	} {
 		if got := words(in); !reflect.DeepEqual(got, want) {

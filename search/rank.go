@@ -391,6 +391,10 @@ func (sc *scratch) matchAlt(st *stats, ix *Index, con *concept, a alt, idf float
 	if con.state && isNameVerb(a.term) {
 		cover *= float32(stateCover) // "the merged PRs" are not what merge_pull_request's name is about
 	}
+	single := cover // the cover of a name whose last word is a's term in the singular
+	if agree && con.plural {
+		single *= float32(numberCover)
+	}
 	if shared != 0 {
 		sc.tfs = grown(sc.tfs, len(ix.docs))
 	}
@@ -400,12 +404,10 @@ func (sc *scratch) matchAlt(st *stats, ix *Index, con *concept, a alt, idf float
 		if c.best == 0 && c.cover == 0 {
 			sc.touched = append(sc.touched, p.doc)
 		}
-		if p.inName {
-			cv := cover
-			if agree && con.plural && p.single {
-				cv *= float32(numberCover)
-			}
-			c.cover = max(c.cover, cv)
+		if p.single {
+			c.cover = max(c.cover, single)
+		} else if p.inName {
+			c.cover = max(c.cover, cover)
 		}
 		if shared != 0 {
 			sc.tfs[p.doc] = t

@@ -321,25 +321,26 @@ func (b *docBuilder) add(f Field, text string) {
 	}
 	b.tokens = tokenize(text, b.tokens[:0])
 	b.terms = b.terms[:0]
-	single := false // the text's last word is singular
+	lastWord := "" // as written
 	for _, t := range b.tokens {
 		if t.whole {
 			b.count(t.term, f)
 		} else {
 			b.terms = append(b.terms, t.term)
-			single = !isPlural(t.written)
+			lastWord = t.written
 		}
 	}
+	single := f == FieldName && lastWord != "" && !isPlural(lastWord) // a name that ends in the singular
 	last := len(b.terms) - 1
 	for i, t := range b.terms {
 		b.count(t, f)
-		if f == FieldName && single && i == last {
+		if single && i == last {
 			b.single = append(b.single, t)
 		}
 		if n := b.th.phraseAt(b.terms, i); n > 0 {
 			phrase := strings.Join(b.terms[i:i+n], " ")
 			b.count(phrase, f)
-			if f == FieldName && single && i+n-1 == last {
+			if single && i+n-1 == last {
 				b.single = append(b.single, phrase)
 			}
 		}

@@ -90,23 +90,29 @@ func ParseQuery(text string) Query {
 		}
 	}
 	b.q.look = !b.q.question && !namesAction(fields, b.q.concepts)
-	for i := range b.q.concepts {
-		c := &b.q.concepts[i]
-		if !c.shape {
+	b.q.markNumberAndState(fields)
+	return b.q
+}
+
+// markNumberAndState marks the concepts written in the plural and those
+// that say a thing's state (isState). A request's first word is where it
+// puts its verb: there a state word is one only before a plural ("open
+// bugs", "merged PRs"), not before its object ("open the file", "open a
+// PR").
+func (q *Query) markNumberAndState(fields []string) {
+	for i := range q.concepts {
+		if c := &q.concepts[i]; !c.shape {
 			c.plural = isPlural(c.word[strings.LastIndexByte(c.word, ' ')+1:])
 		}
 	}
-	for i := range b.q.concepts {
-		c := &b.q.concepts[i]
+	for i := range q.concepts {
+		c := &q.concepts[i]
 		c.state = isState(*c)
-		if i == 0 && c.state && !b.q.question && strings.HasPrefix(c.word, normalWord(fields[0])) {
-			// The request's first word, where it puts its verb: a state
-			// only before a plural ("open bugs", "merged PRs"), not
-			// before its object ("open the file", "open a PR").
-			c.state = len(b.q.concepts) > 1 && b.q.concepts[1].plural && strings.HasPrefix(normalWord(fields[min(1, len(fields)-1)]), b.q.concepts[1].word)
+		if i == 0 && c.state && !q.question && strings.HasPrefix(c.word, normalWord(fields[0])) {
+			next := len(q.concepts) > 1 && len(fields) > 1 && strings.HasPrefix(normalWord(fields[1]), q.concepts[1].word)
+			c.state = next && q.concepts[1].plural
 		}
 	}
-	return b.q
 }
 
 // isState reports whether a concept says what state a thing is in rather
@@ -518,8 +524,8 @@ func shapeOf(f string) string {
 	}
 	name, ext, dotted := cutLast(base, '.')
 	switch {
-	case dotted && len(name) >= 2 && isName(name) && webDomains(ext) && dir == "":
-		return "url"
+	case dotted && name != "" && isName(name) && webDomains(ext) && dir == "":
+		return "url" // example.com, x.com
 	case dotted && len(name) >= 2 && len(ext) <= 5 && isName(ext) && !isDigits(ext),
 		dotted && name != "" && len(ext) >= 2 && len(ext) <= 5 && isName(name) && isName(ext) && !isDigits(ext): // a.go, not e.g
 		return "file"

@@ -14,7 +14,10 @@
 // the words the thesaurus (thesaurus.txt) says stand for it — "ticket"
 // finds issues, "k8s" Kubernetes, "erase" delete — at a lower weight, and
 // a tool whose name the query's words cover is preferred over one that
-// only mentions them; a question, or a request that names no action (its
+// only mentions them (a word that says a thing's state, "the merged PRs",
+// "which issues are open", covers no name's verb, and a plural covers a
+// name that ends in its singular less: "the PRs" are list_pull_requests'
+// more than get_pull_request's); a question, or a request that names no action (its
 // first word cannot be a verb: verbs.txt), prefers tools that look to
 // tools that change something, and a request that names a server ("in
 // notion") prefers that server's tools. Explain says which words matched
@@ -27,6 +30,7 @@ package search
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -213,6 +217,12 @@ func itemsOf(s *schema) *schema {
 type Doc struct {
 	terms []docTerm // sorted by term
 	lens  [numFields]uint16
+	// single holds the positions in terms of the name's last word (its
+	// head noun, as a rule) and of a phrase ending with it, when that word
+	// is written in the singular (-1: none): get_pull_request's request
+	// and pull request, not list_pull_requests' (plural) nor
+	// get_resource_links' resource (a modifier, singular in any case).
+	single [2]int16
 }
 
 type docTerm struct {
@@ -277,6 +287,7 @@ func ownWords(name string) string {
 
 type docBuilder struct {
 	th     *thesaurus
+	single []string       // the terms of the name's last word, when it is singular (Doc.single)
 	tf     map[string]int // term → its counts' index in counts
 	counts [][numFields]uint8
 	lens   [numFields]int
@@ -295,6 +306,7 @@ func newDocBuilder() *docBuilder {
 	b := builders.Get().(*docBuilder)
 	b.th = builtin()
 	clear(b.tf)
+	b.single = b.single[:0]
 	b.counts = b.counts[:0]
 	b.lens = [numFields]int{}
 	return b
@@ -309,17 +321,28 @@ func (b *docBuilder) add(f Field, text string) {
 	}
 	b.tokens = tokenize(text, b.tokens[:0])
 	b.terms = b.terms[:0]
+	lastWord := "" // as written
 	for _, t := range b.tokens {
 		if t.whole {
 			b.count(t.term, f)
 		} else {
 			b.terms = append(b.terms, t.term)
+			lastWord = t.written
 		}
 	}
+	single := f == FieldName && lastWord != "" && !isPlural(lastWord) // a name that ends in the singular
+	last := len(b.terms) - 1
 	for i, t := range b.terms {
 		b.count(t, f)
+		if single && i == last {
+			b.single = append(b.single, t)
+		}
 		if n := b.th.phraseAt(b.terms, i); n > 0 {
-			b.count(strings.Join(b.terms[i:i+n], " "), f)
+			phrase := strings.Join(b.terms[i:i+n], " ")
+			b.count(phrase, f)
+			if single && i+n-1 == last {
+				b.single = append(b.single, phrase)
+			}
 		}
 	}
 	b.lens[f] += len(b.terms)
@@ -338,11 +361,16 @@ func (b *docBuilder) count(t string, f Field) {
 }
 
 func (b *docBuilder) doc() *Doc {
-	d := &Doc{terms: make([]docTerm, 0, len(b.tf))}
+	d := &Doc{terms: make([]docTerm, 0, len(b.tf)), single: [2]int16{-1, -1}}
 	for t, i := range b.tf {
 		d.terms = append(d.terms, docTerm{t, b.counts[i]})
 	}
 	slices.SortFunc(d.terms, func(a, b docTerm) int { return strings.Compare(a.term, b.term) })
+	for k, t := range b.single[:min(2, len(b.single))] {
+		if i, ok := slices.BinarySearchFunc(d.terms, t, func(t docTerm, s string) int { return strings.Compare(t.term, s) }); ok && i < math.MaxInt16 {
+			d.single[k] = int16(i)
+		}
+	}
 	for f, n := range b.lens {
 		d.lens[f] = uint16(min(n, 65535))
 	}

@@ -1,6 +1,9 @@
 package search
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // Index is the inverted index of one set of tools (one server's, as a
 // daemon view allows them): per term, the tools whose document has it. A
@@ -21,6 +24,7 @@ type posting struct {
 	doc    int32 // index into docs
 	weight float32
 	inName bool
+	single bool // the name's last word is the term, in the singular (Doc.single)
 }
 
 // NewIndex indexes docs (their order is the order Hit.Doc refers to);
@@ -52,14 +56,14 @@ func NewIndex(docs []*Doc, server *Doc) *Index {
 		if slices.ContainsFunc(d.terms, func(t docTerm) bool { return t.tf[FieldName] != 0 && isWriteVerb(t.term) }) {
 			ix.writes = append(ix.writes, int32(i))
 		}
-		for _, t := range d.terms {
+		for k, t := range d.terms {
 			var w float64
 			for f := FieldName; f < FieldInstructions; f++ {
 				if t.tf[f] != 0 {
 					w += fieldNorm(f, t.tf[f], d.lens[f], avg[f])
 				}
 			}
-			ix.postings[t.term] = append(ix.postings[t.term], posting{int32(i), float32(w), t.tf[FieldName] != 0})
+			ix.postings[t.term] = append(ix.postings[t.term], posting{int32(i), float32(w), t.tf[FieldName] != 0, d.isSingle(k)})
 		}
 	}
 	return ix
@@ -77,4 +81,10 @@ func (ix *Index) df(term string) int {
 		}
 	}
 	return len(ix.postings[term])
+}
+
+// isSingle reports whether d's k-th term is its name's last word, or a
+// phrase ending with it, written in the singular (Doc.single).
+func (d *Doc) isSingle(k int) bool {
+	return k < math.MaxInt16 && (int16(k) == d.single[0] || int16(k) == d.single[1])
 }

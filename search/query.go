@@ -17,11 +17,13 @@ type Query struct {
 }
 
 type concept struct {
-	word  string // as the query wrote it, lower case
-	alts  []alt  // alts[0] is its own term (weight 1, less in context or a value, 0 for a cue or a phrasal verb); then the thesaurus's, best first
-	shape bool   // a value's kind (a URL, a file…): alts[0] is the kind's term, at weightShape
-	kind  string // the kind, as shapeOf names it
-	whole bool   // the whole of a word written in parts (token.whole)
+	word   string // as the query wrote it, lower case
+	alts   []alt  // alts[0] is its own term (weight 1, less in context or a value, 0 for a cue or a phrasal verb); then the thesaurus's, best first
+	shape  bool   // a value's kind (a URL, a file…): alts[0] is the kind's term, at weightShape
+	kind   string // the kind, as shapeOf names it
+	whole  bool   // the whole of a word written in parts (token.whole)
+	state  bool   // a word that says a thing's state, not the action (isState)
+	plural bool   // written in the plural (isPlural; a phrase's last word)
 }
 
 // weightSecondHop scales an entry of an entry's thesaurus groups (two
@@ -88,7 +90,43 @@ func ParseQuery(text string) Query {
 		}
 	}
 	b.q.look = !b.q.question && !namesAction(fields, b.q.concepts)
+	b.q.markNumberAndState(fields)
 	return b.q
+}
+
+// markNumberAndState marks the concepts written in the plural and those
+// that say a thing's state (isState). A request's first word is where it
+// puts its verb: there a state word is one only before a plural ("open
+// bugs", "merged PRs"), not before its object ("open the file", "open a
+// PR").
+func (q *Query) markNumberAndState(fields []string) {
+	for i := range q.concepts {
+		if c := &q.concepts[i]; !c.shape {
+			c.plural = isPlural(c.word[strings.LastIndexByte(c.word, ' ')+1:])
+		}
+	}
+	for i := range q.concepts {
+		c := &q.concepts[i]
+		c.state = isState(*c)
+		if i == 0 && c.state && !q.question && strings.HasPrefix(c.word, normalWord(fields[0])) {
+			next := len(q.concepts) > 1 && len(fields) > 1 && strings.HasPrefix(normalWord(fields[1]), q.concepts[1].word)
+			c.state = next && q.concepts[1].plural
+		}
+	}
+}
+
+// isState reports whether a concept says what state a thing is in rather
+// than what to do: a past participle ("the merged PRs", "the crashed pod",
+// "files modified by the PR") or "open" ("which issues are still open"),
+// but as a request's first word, where the request puts its verb, only
+// before a plural ("open bugs", not "open the file": ParseQuery). It
+// still matches what it says, but does not cover a tool's name's verb
+// (merge_pull_request, open_nodes).
+func isState(c concept) bool {
+	if c.shape || strings.Contains(c.word, " ") {
+		return false
+	}
+	return len(c.word) > 4 && strings.HasSuffix(c.word, "ed") || c.word == "open"
 }
 
 // namesAction reports whether a request (its words, without frames, and
@@ -457,6 +495,7 @@ func shapeOf(f string) string {
 		return "emoji" // :thumbsup:, :+1:
 	}
 	f = strings.TrimRight(f, ".:")
+	f = strings.TrimSuffix(strings.TrimSuffix(f, "'s"), "’s") // c.go's contents
 	if len(f) < 2 {
 		return ""
 	}
@@ -464,14 +503,16 @@ func shapeOf(f string) string {
 	switch {
 	case strings.Contains(lower, "://"), strings.HasPrefix(lower, "www."), strings.HasPrefix(lower, "localhost"):
 		return "url"
+	case isIssueRef(f):
+		return "issue" // acme/api#77
 	case strings.ContainsAny(f, "*?") && !strings.ContainsAny(f, "()=,"):
 		return "pattern" // not count(*), a=?
 	case f[0] == '@' && isName(f[1:]):
 		return "user"
 	case isCoordinates(f):
 		return "coordinates"
-	case isEnvName(f):
-		return "environment" // OPENAI_API_KEY, $HOME
+	case isEnvName(f) || conventionalEnv(f):
+		return "environment" // OPENAI_API_KEY, $HOME, PATH
 	case f[0] == '#' && isName(f[1:]) && !isDigits(f[1:]):
 		return "channel"
 	case conventionalFile(lower):
@@ -483,9 +524,10 @@ func shapeOf(f string) string {
 	}
 	name, ext, dotted := cutLast(base, '.')
 	switch {
-	case dotted && len(name) >= 2 && isName(name) && webDomains(ext) && dir == "":
-		return "url"
-	case dotted && len(name) >= 2 && len(ext) <= 5 && isName(ext) && !isDigits(ext):
+	case dotted && name != "" && isName(name) && webDomains(ext) && dir == "":
+		return "url" // example.com, x.com
+	case dotted && len(name) >= 2 && len(ext) <= 5 && isName(ext) && !isDigits(ext),
+		dotted && name != "" && len(ext) >= 2 && len(ext) <= 5 && isName(name) && isName(ext) && !isDigits(ext): // a.go, not e.g
 		return "file"
 	case dir != "" && base == "" && len(dir) > 1:
 		return "directory" // src/, /var/log/
@@ -563,7 +605,37 @@ func conventionalFile(name string) bool {
 	case "readme", "license", "licence", "changelog", "makefile", "dockerfile", "gemfile", "procfile", "vagrantfile", "jenkinsfile":
 		return true
 	}
-	return len(name) > 2 && name[0] == '.' && name[1] != '.' && name[1] != '/' && isName(name[1:])
+	return len(name) > 2 && name[0] == '.' && name[1] != '.' && name[1] != '/' && isName(name[1:]) && !formatExt(name[1:])
+}
+
+// formatExt reports whether ext, written alone after a dot (".md", ".gz"),
+// is a file format an agent asks for ("as .md", "into a .gz"), not a dot
+// file (.env, .gitignore): the query means the format's word.
+func formatExt(ext string) bool {
+	switch ext {
+	case "md", "txt", "json", "yaml", "yml", "csv", "tsv", "xml", "html", "pdf", "png", "jpg", "jpeg", "gif", "svg",
+		"gz", "tgz", "zip", "tar", "bz2", "xz", "mp3", "mp4", "wav":
+		return true
+	}
+	return false
+}
+
+// conventionalEnv reports whether f is an environment variable every
+// process knows by its name alone, written in capitals (PATH, HOME).
+func conventionalEnv(f string) bool {
+	switch f {
+	case "PATH", "HOME", "USER", "SHELL", "LANG", "TMPDIR", "EDITOR", "PWD", "TERM", "GOPATH", "PYTHONPATH":
+		return true
+	}
+	return false
+}
+
+// isIssueRef reports whether f is a reference to a repository's issue or
+// pull request as forges write it: owner/repo#number (acme/api#77).
+func isIssueRef(f string) bool {
+	repo, num, ok := strings.Cut(f, "#")
+	owner, name, slash := strings.Cut(repo, "/")
+	return ok && slash && isDigits(num) && isName(owner) && isName(name)
 }
 
 // webDomains reports whether ext is a top-level domain common in the

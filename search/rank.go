@@ -24,7 +24,11 @@ import (
 // the tools of "memory-server", whose tools never say "memory". idf is taken over every tool searched. Then the name
 // decides among tools that all mention the query's
 // words: a tool's score grows by up to nameCoverage times itself as the
-// query covers more of its name's words; and when the query is a question,
+// query covers more of its name's words (a word that says what state a
+// thing is in, "the merged PRs", "which issues are open", covers no
+// name's verb: it is not the action asked for; a plural covers a name
+// that ends in its singular only numberCover of itself: "the open PRs"
+// are list_pull_requests' more than get_pull_request's); and when the query is a question,
 // a tool whose name says it changes something is scaled by
 // questionPenalty, when it names no action at all, by lookPenalty; and
 // when the query names a server ("in notion"), the tools of the servers it
@@ -103,6 +107,15 @@ const minAltWeight = 0.02
 var (
 	bm25K1       = 0.9
 	nameCoverage = 2.0
+	// stateCover is how much a word that says a thing's state
+	// (concept.state) covers a name's verb, against 1 for any other word.
+	stateCover = 0.0
+	// numberCover is how much a word written in the plural ("the PRs")
+	// covers a name whose last word is that word in the singular
+	// (get_pull_request): the name is about one, the query about several.
+	// No less than weightRelated, so that a word the thesaurus relates
+	// (whose number says nothing) never covers more than the word itself.
+	numberCover = 0.7
 )
 
 // Hit is one ranked tool: the index (position in Rank's indexes) and the
@@ -335,7 +348,11 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 			if j > 0 && a.weight*idf < minAltWeight {
 				continue // a thesaurus entry nearly every tool has says nothing, and would cost a pass over them all
 			}
-			sc.matchAlt(st, ix, a, idf)
+			// The word's number says something of its own term and of
+			// the words the thesaurus gives for it (PRs: pull requests),
+			// not of their entries (rows → sql → query).
+			agree := j == 0 || c.alts[0].weight > 0 && a.weight >= c.alts[0].weight*weightEquivalent-1e-9
+			sc.matchAlt(st, ix, &c, a, idf, agree)
 		}
 		for _, d := range sc.touched {
 			c := &sc.cur[d]
@@ -349,8 +366,13 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 }
 
 // matchAlt keeps in sc.cur, for every tool that has alternative a of the
-// current concept (at idf), a's match if it is the concept's best so far.
-func (sc *scratch) matchAlt(st *stats, ix *Index, a alt, idf float64) {
+// current concept con (at idf), a's match if it is the concept's best so
+// far; and a's cover of a name, less when a is a name's verb and the
+// concept a state (stateCover), or, where the word's number carries over
+// (agree: its own term or a word the thesaurus gives for it, not a second
+// step), the concept a plural and the name's last word a in the singular
+// (numberCover).
+func (sc *scratch) matchAlt(st *stats, ix *Index, con *concept, a alt, idf float64, agree bool) {
 	var shared float64 // the server's part (instructions, name), the same for every tool
 	if ix.server != nil {
 		if tf, ok := ix.server.find(a.term); ok {
@@ -366,6 +388,13 @@ func (sc *scratch) matchAlt(st *stats, ix *Index, a alt, idf float64) {
 		return
 	}
 	cover := float32(a.weight * float64(strings.Count(a.term, " ")+1))
+	if con.state && isNameVerb(a.term) {
+		cover *= float32(stateCover) // "the merged PRs" are not what merge_pull_request's name is about
+	}
+	single := cover // the cover of a name whose last word is a's term in the singular
+	if agree && con.plural {
+		single *= float32(numberCover)
+	}
 	if shared != 0 {
 		sc.tfs = grown(sc.tfs, len(ix.docs))
 	}
@@ -375,7 +404,9 @@ func (sc *scratch) matchAlt(st *stats, ix *Index, a alt, idf float64) {
 		if c.best == 0 && c.cover == 0 {
 			sc.touched = append(sc.touched, p.doc)
 		}
-		if p.inName {
+		if p.single {
+			c.cover = max(c.cover, single)
+		} else if p.inName {
 			c.cover = max(c.cover, cover)
 		}
 		if shared != 0 {

@@ -57,9 +57,14 @@ func TestRank(t *testing.T) {
 	// A word in the name ranks over one in the description; equal scores
 	// sort by namespace.tool; camelCase names are split; the word itself
 	// ranks over a synonym (picture).
-	got, _ := rankTools(tools, "Images", 0)
+	got, _ := rankTools(tools, "Image", 0)
 	if want := []string{"b.image", "d.image", "a.resizeImage", "a.picture", "a.paint"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("images = %v, want %v", got, want)
+		t.Errorf("image = %v, want %v", got, want)
+	}
+	// A plural is stemmed (a plural query covers names that end in the
+	// singular a little less: TestRankNumber).
+	if got, _ := rankTools(tools, "Images", 0); len(got) != 5 || got[0] != "b.image" || !slices.Contains(got, "a.resizeImage") {
+		t.Errorf("images = %v", got)
 	}
 	// Common words match nothing.
 	if got, _ := rankTools(tools, "a the of", 0); len(got) != 0 {
@@ -120,6 +125,73 @@ func TestRankNameDecides(t *testing.T) {
 		if got, _ := rankTools(tools, c.q, 0); len(got) == 0 || got[0] != c.want {
 			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
 		}
+	}
+}
+
+// A word that says a thing's state (a past participle, "open") after the
+// request's first word matches, but does not cover a name's verb: the
+// merged pull requests are listed, not merged; the open issues listed,
+// not opened.
+func TestRankState(t *testing.T) {
+	tools := []tool{
+		{"gh", "merge_pull_request", "Merge a pull request", ""},
+		{"gh", "list_pull_requests", "List pull requests, by state: open, closed or merged", ""},
+		{"m", "open_nodes", "Open nodes of the graph by their names", ""},
+		{"gh", "list_issues", "List the issues of a repository, by state: open or closed", ""},
+	}
+	for _, c := range []struct{ q, want string }{
+		{"show the merged pull requests", "gh.list_pull_requests"},
+		{"which issues are still open", "gh.list_issues"},
+		{"merge the pull request", "gh.merge_pull_request"},
+		{"open the nodes named Alice", "m.open_nodes"},
+	} {
+		if got, _ := rankTools(tools, c.q, 0); len(got) == 0 || got[0] != c.want {
+			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
+		}
+	}
+	for q, want := range map[string]bool{
+		"merged": false, "the merged PRs": true, "is it open": true, "open it": false, "need": false,
+		"open bugs in acme/api": true, "merged PRs": true, "open the file": false, "open several files": false, "open a PR": false,
+	} {
+		pq := ParseQuery(q)
+		if got := slices.ContainsFunc(pq.concepts, func(c concept) bool { return c.state }); got != want {
+			t.Errorf("%q: a state %v, want %v", q, got, want)
+		}
+	}
+}
+
+// A plural covers a name that ends in its singular less than one that
+// ends in its plural: the PRs are listed, the PR is got. A word in a
+// name's middle (a modifier: pull_request_reviews) says nothing of number.
+func TestRankNumber(t *testing.T) {
+	tools := []tool{
+		{"gh", "get_pull_request", "Get the details of a pull request", ""},
+		{"gh", "list_pull_requests", "List the pull requests of a repository", ""},
+	}
+	for _, c := range []struct{ q, want string }{
+		{"PRs on acme/web", "gh.list_pull_requests"},
+		{"pull requests waiting on acme/web", "gh.list_pull_requests"},
+		{"PR 45 on acme/web", "gh.get_pull_request"},
+	} {
+		if got, _ := rankTools(tools, c.q, 0); len(got) == 0 || got[0] != c.want {
+			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
+		}
+	}
+	single := func(name string) []string {
+		d := NewDoc(Tool{Name: name})
+		var out []string
+		for k, term := range d.terms {
+			if d.isSingle(k) {
+				out = append(out, term.term)
+			}
+		}
+		return out
+	}
+	if got := single("get_pull_request_reviews"); got != nil {
+		t.Errorf("get_pull_request_reviews: singular last word %v", got)
+	}
+	if got := single("get_pull_request"); !reflect.DeepEqual(got, []string{"pull request", "request"}) {
+		t.Errorf("get_pull_request: singular last word %v", got)
 	}
 }
 
@@ -334,6 +406,7 @@ func TestShapeOf(t *testing.T) {
 		"notes.md": "file", "main.py,": "file", "/etc/hosts": "file", "./run": "file", "README": "file", ".env": "file",
 		"src/": "directory", "*.go": "pattern", "@alice": "user", "#general": "channel",
 		"#12": "", "lat/long": "", "e.g.": "", "v1.2": "", "hello": "", "x": "", "count(*)": "", "40.7128,-74.0060": "coordinates", "1.5": "", ":+1:": "emoji", "::": "", "OPENAI_API_KEY": "environment", "$HOME": "environment", "HTTP": "", "read_file": "",
+		"a.go": "file", "c.go's": "file", "x.com": "url", ".md": "", ".gz": "", "acme/api#77": "issue", "acme/api#": "", "PATH": "environment", "path": "",
 	} {
 		if got := shapeOf(in); got != want {
 			t.Errorf("shapeOf(%q) = %q, want %q", in, got, want)

@@ -33,7 +33,7 @@ func words(text string) []string {
 		case unicode.IsUpper(r) && unicode.IsLower(prev):
 			flush(i)
 			start = i
-		case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
+		case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]) && !pluralS(rs, i+1):
 			flush(i)
 			start = i
 		case unicode.IsDigit(r) != unicode.IsDigit(prev):
@@ -43,6 +43,12 @@ func words(text string) []string {
 	}
 	flush(len(rs))
 	return out
+}
+
+// pluralS reports whether rs[i] is the s of an acronym's plural that
+// ends the word (PRs, URLs, IDs): not a new word's first letter (HTTPServer).
+func pluralS(rs []rune, i int) bool {
+	return rs[i] == 's' && (i+1 == len(rs) || !unicode.IsLetter(rs[i+1]) && !unicode.IsDigit(rs[i+1]))
 }
 
 // token is one search term of a text.
@@ -187,4 +193,20 @@ func makeStopWords() map[string]bool {
 		m[w] = true
 	}
 	return m
+}
+
+// isPlural reports whether w (a word as written, lower case) is a noun's
+// plural: it ends in s, and without it (or its es, or ies for y) it has
+// the same stem ("requests", "entities", "pods"; not "status", "access",
+// "analysis", "news").
+func isPlural(w string) bool {
+	if len(w) < 3 || w[len(w)-1] != 's' || w == "news" {
+		return false
+	}
+	switch {
+	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
+		return false
+	}
+	st := stem(w)
+	return stem(w[:len(w)-1]) == st || strings.HasSuffix(w, "ies") && stem(w[:len(w)-3]+"y") == st
 }

@@ -26,6 +26,7 @@ func TestWords(t *testing.T) {
 		"get-tiny-image":         {"get", "tiny", "image"},
 		"readTextFile":           {"read", "Text", "File"},
 		"HTTPServer v2":          {"HTTP", "Server", "v", "2"},
+		"open PRs, pageIDs":      {"open", "PRs", "page", "IDs"}, // an acronym's plural is one word
 		"Returns the sum, quick": {"Returns", "the", "sum", "quick"},
 	} {
 		if got := words(in); !reflect.DeepEqual(got, want) {
@@ -83,6 +84,17 @@ func TestTermIrregular(t *testing.T) {
 		want, _ := term(base)
 		if got != want {
 			t.Errorf("term(%q) = %q, want %q (term(%q))", w, got, want, base)
+		}
+	}
+}
+
+func TestIsPlural(t *testing.T) {
+	for w, want := range map[string]bool{
+		"requests": true, "pods": true, "entities": true, "issues": true, "details": true, "prs": true,
+		"request": false, "status": false, "bus": false, "access": false, "analysis": false, "news": false, "is": false, "pod": false,
+	} {
+		if got := isPlural(w); got != want {
+			t.Errorf("isPlural(%q) = %v, want %v", w, got, want)
 		}
 	}
 }

@@ -44,7 +44,10 @@ func TestThesaurusVocabulary(t *testing.T) {
 		{"edit", "update"}, {"modify", "change"},
 		{"when", "time"},                                                      // a cue: a common word that points somewhere
 		{"set up", "create"}, {"tear down", "delete"}, {"close to", "nearby"}, // phrasal verbs
-		{"remember", "knowledge graph"}, // two steps: remember → memory → knowledge graph
+		{"remember", "knowledge graph"},                                                          // two steps: remember → memory → knowledge graph
+		{"gh", "github"}, {"a11y", "accessibility"}, {"fs", "filesystem"}, {"dblclick", "click"}, // jargon and abbreviations
+		{"lgtm", "approve"}, {"signed off", "approve"}, {"file a", "create"}, {"at once", "multiple"}, {"hold on", "wait"},
+		{"shrink", "compress"}, {"shrink", "scale"}, {"heaviest", "size"}, {"restart", "rollout"}, {"everybody", "all"},
 	} {
 		if got := matches(c.word); !slices.Contains(got, c.want) {
 			t.Errorf("%q matches %q, not %q", c.word, got, c.want)

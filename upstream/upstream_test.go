@@ -711,14 +711,25 @@ func TestNetworkTransports(t *testing.T) {
 			if !strings.Contains(strings.Join(toolNames(t, l.Tools), " "), "anyof") {
 				t.Errorf("anyof missing")
 			}
-			call(t, p, spec, Caller{}, "add_tool", `{"name":"net_new"}`)
-			select {
-			case kind := <-got:
-				if kind != "tools" {
-					t.Errorf("kind = %q", kind)
+			// The fixture speaks 2025-11-25 over streamable HTTP, where
+			// list changes travel on the GET stream that mcp-go opens
+			// after the handshake, in the background: a change made
+			// before the server holds that stream is told to nobody.
+			// So tools are added until one change is told.
+			deadline := time.After(10 * time.Second)
+			for i := 0; ; i++ {
+				call(t, p, spec, Caller{}, "add_tool", fmt.Sprintf(`{"name":"net_new_%d"}`, i))
+				select {
+				case kind := <-got:
+					if kind != "tools" {
+						t.Errorf("kind = %q", kind)
+					}
+				case <-time.After(200 * time.Millisecond):
+					continue
+				case <-deadline:
+					t.Fatal("no list_changed callback")
 				}
-			case <-time.After(5 * time.Second):
-				t.Error("no list_changed callback")
+				break
 			}
 		})
 	}

@@ -49,6 +49,7 @@ func TestThesaurusVocabulary(t *testing.T) {
 		{"lgtm", "approve"}, {"signed off", "approve"}, {"file a", "create"}, {"at once", "multiple"}, {"hold on", "wait"},
 		{"shrink", "compress"}, {"shrink", "scale"}, {"heaviest", "size"}, {"restart", "rollout"}, {"everybody", "all"},
 		{"note that", "observation"}, {"remember that", "fact"}, {"ok", "dialog"}, {"space", "size"}, {"events", "describe"}, {"stored", "memory"},
+		{"peek", "read"}, {"grep", "code"}, {"blog", "web"},
 	} {
 		if got := matches(c.word); !slices.Contains(got, c.want) {
 			t.Errorf("%q matches %q, not %q", c.word, got, c.want)

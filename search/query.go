@@ -503,8 +503,8 @@ func shapeOf(f string) string {
 	switch {
 	case strings.Contains(lower, "://"), strings.HasPrefix(lower, "www."), strings.HasPrefix(lower, "localhost"):
 		return "url"
-	case isIssueRef(f):
-		return "issue" // acme/api#77
+	case isIssueRef(f), len(f) > 1 && f[0] == '#' && isDigits(f[1:]):
+		return "issue" // acme/api#77, #12
 	case strings.ContainsAny(f, "*?") && !strings.ContainsAny(f, "()=,"):
 		return "pattern" // not count(*), a=?
 	case f[0] == '@' && isName(f[1:]):

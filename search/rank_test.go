@@ -405,8 +405,8 @@ func TestShapeOf(t *testing.T) {
 		"https://example.com/x": "url", "www.go.dev": "url", "localhost:3000": "url", "example.com": "url",
 		"notes.md": "file", "main.py,": "file", "/etc/hosts": "file", "./run": "file", "README": "file", ".env": "file",
 		"src/": "directory", "*.go": "pattern", "@alice": "user", "#general": "channel",
-		"#12": "", "lat/long": "", "e.g.": "", "v1.2": "", "hello": "", "x": "", "count(*)": "", "40.7128,-74.0060": "coordinates", "1.5": "", ":+1:": "emoji", "::": "", "OPENAI_API_KEY": "environment", "$HOME": "environment", "HTTP": "", "read_file": "",
-		"a.go": "file", "c.go's": "file", "x.com": "url", ".md": "", ".gz": "", "acme/api#77": "issue", "acme/api#": "", "PATH": "environment", "path": "",
+		"lat/long": "", "e.g.": "", "v1.2": "", "hello": "", "x": "", "count(*)": "", "40.7128,-74.0060": "coordinates", "1.5": "", ":+1:": "emoji", "::": "", "OPENAI_API_KEY": "environment", "$HOME": "environment", "HTTP": "", "read_file": "",
+		"a.go": "file", "c.go's": "file", "x.com": "url", ".md": "", ".gz": "", "acme/api#77": "issue", "acme/api#": "", "#12": "issue", "#": "", "#12a": "channel", "PATH": "environment", "path": "",
 	} {
 		if got := shapeOf(in); got != want {
 			t.Errorf("shapeOf(%q) = %q, want %q", in, got, want)

@@ -50,7 +50,7 @@ func TestThesaurusVocabulary(t *testing.T) {
 		{"shrink", "compress"}, {"shrink", "scale"}, {"heaviest", "size"}, {"restart", "rollout"}, {"everybody", "all"},
 		{"note that", "observation"}, {"remember that", "fact"}, {"ok", "dialog"}, {"space", "size"}, {"events", "describe"}, {"stored", "memory"},
 		{"peek", "read"}, {"grep", "code"}, {"blog", "web"},
-		{"propose", "pull request"}, {"history", "commit"}, {"titled", "search"}, {"nest", "move"},
+		{"propose", "pull request"}, {"history", "commit"}, {"titled", "search"}, {"nest", "move"}, {"spinner", "wait"}, {"XHR", "network request"},
 	} {
 		if got := matches(c.word); !slices.Contains(got, c.want) {
 			t.Errorf("%q matches %q, not %q", c.word, got, c.want)

@@ -390,6 +390,8 @@ func TestParseQuery(t *testing.T) {
 		"elevation at 39.74, -104.99":                 {"elevation=elev", "39=39@0.23", "74=74@0.23", "104=104@0.25", "99=99@0.25", "39.74,=coordin"},
 		// A statement of SQL is a value: its words name tables, its kind the tool.
 		"run SELECT name FROM users": {"run=run", "select=select@0.25", "name=name@0.25", "users=user@0.25", "select name from users=sql"},
+		// So is code quoted in backticks: its words name its own things.
+		"where is `func NewRouter` defined": {"func=func@0.25", "new=new@0.25", "router=router@0.25", "newrouter=newrout@0.25", "defined=defin", "where=where@0", "func newrouter=code"},
 	} {
 		if got := describe(ParseQuery(q)); !reflect.DeepEqual(got, want) {
 			t.Errorf("ParseQuery(%q) = %q, want %q", q, got, want)
@@ -432,6 +434,23 @@ func TestSQLStatement(t *testing.T) {
 		from, to := sqlStatement(fields)
 		if got := strings.Join(fields[from:to], " "); got != want {
 			t.Errorf("sqlStatement(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
+
+func TestCodeSpan(t *testing.T) {
+	for q, want := range map[string]string{
+		"where is `func NewRouter` defined":          "`func NewRouter`",
+		"run `document.title`, then screenshot":      "`document.title`,",
+		"execute `window.location.href` in the page": "`window.location.href`",
+		"an unclosed `quote here":                    "",
+		"a lone ` mark":                              "",
+		"no code at all":                             "",
+	} {
+		fields := strings.Fields(q)
+		from, to := codeSpan(fields)
+		if got := strings.Join(fields[from:to], " "); got != want {
+			t.Errorf("codeSpan(%q) = %q, want %q", q, got, want)
 		}
 	}
 }

@@ -198,6 +198,7 @@ type queryWords struct {
 // readQueryWords reads a query's words (request frames already removed).
 func readQueryWords(th *thesaurus, fields []string) queryWords {
 	var qw queryWords
+	fields = th.joinSeparated(fields)
 	from, to := sqlStatement(fields)
 	if to > from {
 		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(strings.Join(fields[from:to], " ")), alts: []alt{{"sql", weightShape}}, shape: true, kind: "sql"})

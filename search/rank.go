@@ -266,7 +266,7 @@ func namedServers(indexes []*Index, q Query) []bool {
 
 // names reports whether concept c names the server of indexes[i].
 func names(indexes []*Index, i int, c concept) bool {
-	if c.shape {
+	if c.shape || isIndefinite(c.word) {
 		return false
 	}
 	for j, a := range c.alts {
@@ -291,6 +291,17 @@ func names(indexes []*Index, i int, c concept) bool {
 		if distinct {
 			return true
 		}
+	}
+	return false
+}
+
+// isIndefinite reports whether a query's word is an indefinite pronoun
+// ("dump everything you remember"), which names no server even where one
+// is called that (server-everything).
+func isIndefinite(w string) bool {
+	switch w {
+	case "everything", "anything", "something", "nothing":
+		return true
 	}
 	return false
 }

@@ -289,11 +289,13 @@ func TestRankNamedServer(t *testing.T) {
 	notion := []*Doc{NewDoc(Tool{Name: "API-post-page", Description: "Notion | Create a page"})}
 	brave := []*Doc{NewDoc(Tool{Name: "brave_web_search", Description: "Search the web"})}
 	kube := []*Doc{NewDoc(Tool{Name: "kubectl_get", Description: "Get resources"})}
+	everything := []*Doc{NewDoc(Tool{Name: "echo", Description: "Echoes back the input"})}
 	indexes := []*Index{
 		NewIndex(memory, NewServerDoc(Server{Name: "memory-server"})),
 		NewIndex(notion, NewServerDoc(Server{Name: "Notion API"})),
 		NewIndex(brave, NewServerDoc(Server{Name: "example-servers/brave-search"})),
 		NewIndex(kube, NewServerDoc(Server{Name: "kubernetes"})),
+		NewIndex(everything, NewServerDoc(Server{Name: "example-servers/everything"})),
 	}
 	tie := func(a, b Hit) int { return a.Index - b.Index }
 	hits := Rank(indexes, ParseQuery("add a new page under Projects in notion"), 0, tie)
@@ -301,13 +303,14 @@ func TestRankNamedServer(t *testing.T) {
 		t.Fatalf("hits: %+v", hits)
 	}
 	for q, want := range map[string][]bool{
-		"add a new page in notion":             {true, false, true, true},
-		"add a page in the memory":             {false, true, true, true},
-		"search the web":                       nil,                       // "search" is a tool's name word too
-		"search memory for notes about notion": {false, true, true, true}, // a topic
-		"search memory for notes in notion":    {false, false, true, true},
-		"list the pods in k8s":                 {true, true, true, false}, // an equivalent, in context
+		"add a new page in notion":             {true, false, true, true, true},
+		"add a page in the memory":             {false, true, true, true, true},
+		"search the web":                       nil,                             // "search" is a tool's name word too
+		"search memory for notes about notion": {false, true, true, true, true}, // a topic
+		"search memory for notes in notion":    {false, false, true, true, true},
+		"list the pods in k8s":                 {true, true, true, false, true}, // an equivalent, in context
 		"add an observation":                   nil,
+		"dump everything you remember":         nil, // a pronoun, never the name of server-everything (whose tools still match it in their server's name)
 	} {
 		if got := namedServers(indexes, ParseQuery(q)); !slices.Equal(got, want) {
 			t.Errorf("namedServers(%q) = %v, want %v", q, got, want)

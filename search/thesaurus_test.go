@@ -51,7 +51,8 @@ func TestThesaurusVocabulary(t *testing.T) {
 		{"note that", "observation"}, {"remember that", "fact"}, {"ok", "dialog"}, {"space", "size"}, {"events", "describe"}, {"stored", "memory"},
 		{"peek", "read"}, {"grep", "code"}, {"blog", "web"},
 		{"propose", "pull request"}, {"history", "commit"}, {"titled", "search"}, {"nest", "move"}, {"spinner", "wait"}, {"XHR", "network request"},
-		{"let the team know", "send"}, {"take worker-2 out", "cordon"}, // separable phrasal verbs
+		{"let the team know", "send"}, {"take worker-2 out", "cordon"}, {"merge my fix into", "pull request"}, // separable phrasal verbs
+		{"person", "entity"}, {"notifications", "subscribe"},
 	} {
 		if got := matches(c.word); !slices.Contains(got, c.want) {
 			t.Errorf("%q matches %q, not %q", c.word, got, c.want)

@@ -399,8 +399,9 @@ func (sc *scratch) matchAlt(st *stats, ix *Index, con *concept, a alt, idf float
 		return
 	}
 	cover := float32(a.weight * float64(strings.Count(a.term, " ")+1))
-	if con.state && isNameVerb(a.term) {
-		cover *= float32(stateCover) // "the merged PRs" are not what merge_pull_request's name is about
+	verb := cover // the cover of a name whose verb is a's term
+	if con.state {
+		verb *= float32(stateCover) // "the merged PRs" are not what merge_pull_request's name is about
 	}
 	single := cover // the cover of a name whose last word is a's term in the singular
 	if agree && con.plural {
@@ -415,9 +416,12 @@ func (sc *scratch) matchAlt(st *stats, ix *Index, con *concept, a alt, idf float
 		if c.best == 0 && c.cover == 0 {
 			sc.touched = append(sc.touched, p.doc)
 		}
-		if p.single {
+		switch {
+		case p.verb:
+			c.cover = max(c.cover, verb)
+		case p.single:
 			c.cover = max(c.cover, single)
-		} else if p.inName {
+		case p.inName:
 			c.cover = max(c.cover, cover)
 		}
 		if shared != 0 {

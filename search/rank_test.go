@@ -131,7 +131,8 @@ func TestRankNameDecides(t *testing.T) {
 // A word that says a thing's state (a past participle, "open") after the
 // request's first word matches, but does not cover a name's verb: the
 // merged pull requests are listed, not merged; the open issues listed,
-// not opened.
+// not opened. It still covers the same word as a name's object: what was
+// committed is list_commits' (its verb is list), not push_files'.
 func TestRankState(t *testing.T) {
 	tools := []tool{
 		{"gh", "merge_pull_request", "Merge a pull request", ""},
@@ -148,6 +149,22 @@ func TestRankState(t *testing.T) {
 		if got, _ := rankTools(tools, c.q, 0); len(got) == 0 || got[0] != c.want {
 			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
 		}
+	}
+	// The state covers the word where it is a name's object as much as the
+	// word itself would (list_commits, whose verb is list), not where it
+	// is its verb (merge_pull_request).
+	score := func(name, q string) float64 {
+		_, hits := rankTools([]tool{{"gh", name, "", ""}}, q, 0)
+		if len(hits) != 1 {
+			t.Fatalf("%s for %q: %+v", name, q, hits)
+		}
+		return hits[0].Score
+	}
+	if state, word := score("list_commits", "the committed"), score("list_commits", "the commits"); state != word {
+		t.Errorf("list_commits: %v for a state, %v for the word", state, word)
+	}
+	if state, word := score("merge_pull_request", "the merged"), score("merge_pull_request", "the merges"); state >= word {
+		t.Errorf("merge_pull_request: %v for a state, %v for the word", state, word)
 	}
 	for q, want := range map[string]bool{
 		"merged": false, "the merged PRs": true, "is it open": true, "open it": false, "need": false,
@@ -192,6 +209,16 @@ func TestRankNumber(t *testing.T) {
 	}
 	if got := single("get_pull_request"); !reflect.DeepEqual(got, []string{"pull request", "request"}) {
 		t.Errorf("get_pull_request: singular last word %v", got)
+	}
+	// A name's verb is its first word that names an action.
+	for name, want := range map[string]string{"list_commits": "list", "merge_pull_request": "merg", "browser_close": "close", "get_file_info": "get", "sequentialthinking": ""} {
+		d, got := NewDoc(Tool{Name: name}), ""
+		if d.verb >= 0 {
+			got = d.terms[d.verb].term
+		}
+		if got != want {
+			t.Errorf("%s: verb %q, want %q", name, got, want)
+		}
 	}
 }
 

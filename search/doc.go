@@ -223,6 +223,10 @@ type Doc struct {
 	// and pull request, not list_pull_requests' (plural) nor
 	// get_resource_links' resource (a modifier, singular in any case).
 	single [2]int16
+	// verb is the position in terms of the name's verb: its first word
+	// that is a verb tools' names use (isNameVerb), -1: none —
+	// merge_pull_request's merge, not list_commits' commit.
+	verb int16
 }
 
 type docTerm struct {
@@ -288,6 +292,7 @@ func ownWords(name string) string {
 type docBuilder struct {
 	th     *thesaurus
 	single []string       // the terms of the name's last word, when it is singular (Doc.single)
+	verb   string         // the name's verb (Doc.verb)
 	tf     map[string]int // term → its counts' index in counts
 	counts [][numFields]uint8
 	lens   [numFields]int
@@ -307,6 +312,7 @@ func newDocBuilder() *docBuilder {
 	b.th = builtin()
 	clear(b.tf)
 	b.single = b.single[:0]
+	b.verb = ""
 	b.counts = b.counts[:0]
 	b.lens = [numFields]int{}
 	return b
@@ -334,6 +340,9 @@ func (b *docBuilder) add(f Field, text string) {
 	last := len(b.terms) - 1
 	for i, t := range b.terms {
 		b.count(t, f)
+		if f == FieldName && b.verb == "" && isNameVerb(t) {
+			b.verb = t
+		}
 		if single && i == last {
 			b.single = append(b.single, t)
 		}
@@ -361,7 +370,7 @@ func (b *docBuilder) count(t string, f Field) {
 }
 
 func (b *docBuilder) doc() *Doc {
-	d := &Doc{terms: make([]docTerm, 0, len(b.tf)), single: [2]int16{-1, -1}}
+	d := &Doc{terms: make([]docTerm, 0, len(b.tf)), single: [2]int16{-1, -1}, verb: -1}
 	for t, i := range b.tf {
 		d.terms = append(d.terms, docTerm{t, b.counts[i]})
 	}
@@ -369,6 +378,11 @@ func (b *docBuilder) doc() *Doc {
 	for k, t := range b.single[:min(2, len(b.single))] {
 		if i, ok := slices.BinarySearchFunc(d.terms, t, func(t docTerm, s string) int { return strings.Compare(t.term, s) }); ok && i < math.MaxInt16 {
 			d.single[k] = int16(i)
+		}
+	}
+	if b.verb != "" {
+		if i, ok := slices.BinarySearchFunc(d.terms, b.verb, func(t docTerm, s string) int { return strings.Compare(t.term, s) }); ok && i < math.MaxInt16 {
+			d.verb = int16(i)
 		}
 	}
 	for f, n := range b.lens {

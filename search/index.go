@@ -25,6 +25,7 @@ type posting struct {
 	weight float32
 	inName bool
 	single bool // the name's last word is the term, in the singular (Doc.single)
+	verb   bool // the term is the name's verb (Doc.verb)
 }
 
 // NewIndex indexes docs (their order is the order Hit.Doc refers to);
@@ -63,7 +64,7 @@ func NewIndex(docs []*Doc, server *Doc) *Index {
 					w += fieldNorm(f, t.tf[f], d.lens[f], avg[f])
 				}
 			}
-			ix.postings[t.term] = append(ix.postings[t.term], posting{int32(i), float32(w), t.tf[FieldName] != 0, d.isSingle(k)})
+			ix.postings[t.term] = append(ix.postings[t.term], posting{int32(i), float32(w), t.tf[FieldName] != 0, d.isSingle(k), int(d.verb) == k})
 		}
 	}
 	return ix

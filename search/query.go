@@ -198,14 +198,20 @@ type queryWords struct {
 // readQueryWords reads a query's words (request frames already removed).
 func readQueryWords(th *thesaurus, fields []string) queryWords {
 	var qw queryWords
+	fields = th.joinSeparated(fields)
 	from, to := sqlStatement(fields)
 	if to > from {
 		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(strings.Join(fields[from:to], " ")), alts: []alt{{"sql", weightShape}}, shape: true, kind: "sql"})
 	}
+	codeFrom, codeTo := codeSpan(fields)
+	if codeTo > codeFrom && !(codeFrom < to && from < codeTo) {
+		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(strings.Trim(strings.Join(fields[codeFrom:codeTo], " "), "`,;.:!?")), alts: []alt{{"code", weightShape}}, shape: true, kind: "code"})
+	}
 	context := false // after a preposition, in the same clause
 	for i := 0; i < len(fields); i++ {
-		if i >= from && i < to {
-			// A statement's words name its tables and columns, not the tool.
+		if i >= from && i < to || i >= codeFrom && i < codeTo {
+			// A statement's words name its tables and columns, code's
+			// its own names, not the tool.
 			for _, t := range tokenize(fields[i], nil) {
 				qw.tokens = append(qw.tokens, queryToken{t, weightValueWord, false})
 			}
@@ -373,6 +379,25 @@ func sqlStatement(fields []string) (from, to int) {
 	return 0, 0
 }
 
+// codeSpan returns where the first span of code the query quotes in
+// backticks starts and ends (fields[from:to]), or 0, 0: "where is `func
+// NewRouter` defined", "run `document.title` in the page".
+func codeSpan(fields []string) (from, to int) {
+	for i, f := range fields {
+		if !strings.HasPrefix(f, "`") {
+			continue
+		}
+		for j := i; j < len(fields); j++ {
+			g := strings.TrimRight(fields[j], ",;.:!?")
+			if strings.HasSuffix(g, "`") && (j > i || len(g) > 1) {
+				return i, j + 1
+			}
+		}
+		return 0, 0
+	}
+	return 0, 0
+}
+
 // isQuestion reports whether a query (its words) asks a question rather
 // than for an action: it starts with a question word ("which pods are
 // crashing", "is the build green", "when was it created") or ends with
@@ -503,8 +528,8 @@ func shapeOf(f string) string {
 	switch {
 	case strings.Contains(lower, "://"), strings.HasPrefix(lower, "www."), strings.HasPrefix(lower, "localhost"):
 		return "url"
-	case isIssueRef(f):
-		return "issue" // acme/api#77
+	case isIssueRef(f), len(f) > 1 && f[0] == '#' && isDigits(f[1:]):
+		return "issue" // acme/api#77, #12
 	case strings.ContainsAny(f, "*?") && !strings.ContainsAny(f, "()=,"):
 		return "pattern" // not count(*), a=?
 	case f[0] == '@' && isName(f[1:]):

@@ -266,7 +266,7 @@ func namedServers(indexes []*Index, q Query) []bool {
 
 // names reports whether concept c names the server of indexes[i].
 func names(indexes []*Index, i int, c concept) bool {
-	if c.shape {
+	if c.shape || isIndefinite(c.word) {
 		return false
 	}
 	for j, a := range c.alts {
@@ -291,6 +291,17 @@ func names(indexes []*Index, i int, c concept) bool {
 		if distinct {
 			return true
 		}
+	}
+	return false
+}
+
+// isIndefinite reports whether a query's word is an indefinite pronoun
+// ("dump everything you remember"), which names no server even where one
+// is called that (server-everything).
+func isIndefinite(w string) bool {
+	switch w {
+	case "everything", "anything", "something", "nothing":
+		return true
 	}
 	return false
 }
@@ -388,8 +399,9 @@ func (sc *scratch) matchAlt(st *stats, ix *Index, con *concept, a alt, idf float
 		return
 	}
 	cover := float32(a.weight * float64(strings.Count(a.term, " ")+1))
-	if con.state && isNameVerb(a.term) {
-		cover *= float32(stateCover) // "the merged PRs" are not what merge_pull_request's name is about
+	verb := cover // the cover of a name whose verb is a's term
+	if con.state {
+		verb *= float32(stateCover) // "the merged PRs" are not what merge_pull_request's name is about
 	}
 	single := cover // the cover of a name whose last word is a's term in the singular
 	if agree && con.plural {
@@ -404,9 +416,12 @@ func (sc *scratch) matchAlt(st *stats, ix *Index, con *concept, a alt, idf float
 		if c.best == 0 && c.cover == 0 {
 			sc.touched = append(sc.touched, p.doc)
 		}
-		if p.single {
+		switch {
+		case p.verb:
+			c.cover = max(c.cover, verb)
+		case p.single:
 			c.cover = max(c.cover, single)
-		} else if p.inName {
+		case p.inName:
 			c.cover = max(c.cover, cover)
 		}
 		if shared != 0 {

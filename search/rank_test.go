@@ -131,7 +131,8 @@ func TestRankNameDecides(t *testing.T) {
 // A word that says a thing's state (a past participle, "open") after the
 // request's first word matches, but does not cover a name's verb: the
 // merged pull requests are listed, not merged; the open issues listed,
-// not opened.
+// not opened. It still covers the same word as a name's object: what was
+// committed is list_commits' (its verb is list), not push_files'.
 func TestRankState(t *testing.T) {
 	tools := []tool{
 		{"gh", "merge_pull_request", "Merge a pull request", ""},
@@ -148,6 +149,22 @@ func TestRankState(t *testing.T) {
 		if got, _ := rankTools(tools, c.q, 0); len(got) == 0 || got[0] != c.want {
 			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
 		}
+	}
+	// The state covers the word where it is a name's object as much as the
+	// word itself would (list_commits, whose verb is list), not where it
+	// is its verb (merge_pull_request).
+	score := func(name, q string) float64 {
+		_, hits := rankTools([]tool{{"gh", name, "", ""}}, q, 0)
+		if len(hits) != 1 {
+			t.Fatalf("%s for %q: %+v", name, q, hits)
+		}
+		return hits[0].Score
+	}
+	if state, word := score("list_commits", "the committed"), score("list_commits", "the commits"); state != word {
+		t.Errorf("list_commits: %v for a state, %v for the word", state, word)
+	}
+	if state, word := score("merge_pull_request", "the merged"), score("merge_pull_request", "the merges"); state >= word {
+		t.Errorf("merge_pull_request: %v for a state, %v for the word", state, word)
 	}
 	for q, want := range map[string]bool{
 		"merged": false, "the merged PRs": true, "is it open": true, "open it": false, "need": false,
@@ -192,6 +209,16 @@ func TestRankNumber(t *testing.T) {
 	}
 	if got := single("get_pull_request"); !reflect.DeepEqual(got, []string{"pull request", "request"}) {
 		t.Errorf("get_pull_request: singular last word %v", got)
+	}
+	// A name's verb is its first word that names an action.
+	for name, want := range map[string]string{"list_commits": "list", "merge_pull_request": "merg", "browser_close": "close", "get_file_info": "get", "sequentialthinking": ""} {
+		d, got := NewDoc(Tool{Name: name}), ""
+		if d.verb >= 0 {
+			got = d.terms[d.verb].term
+		}
+		if got != want {
+			t.Errorf("%s: verb %q, want %q", name, got, want)
+		}
 	}
 }
 
@@ -289,11 +316,13 @@ func TestRankNamedServer(t *testing.T) {
 	notion := []*Doc{NewDoc(Tool{Name: "API-post-page", Description: "Notion | Create a page"})}
 	brave := []*Doc{NewDoc(Tool{Name: "brave_web_search", Description: "Search the web"})}
 	kube := []*Doc{NewDoc(Tool{Name: "kubectl_get", Description: "Get resources"})}
+	everything := []*Doc{NewDoc(Tool{Name: "echo", Description: "Echoes back the input"})}
 	indexes := []*Index{
 		NewIndex(memory, NewServerDoc(Server{Name: "memory-server"})),
 		NewIndex(notion, NewServerDoc(Server{Name: "Notion API"})),
 		NewIndex(brave, NewServerDoc(Server{Name: "example-servers/brave-search"})),
 		NewIndex(kube, NewServerDoc(Server{Name: "kubernetes"})),
+		NewIndex(everything, NewServerDoc(Server{Name: "example-servers/everything"})),
 	}
 	tie := func(a, b Hit) int { return a.Index - b.Index }
 	hits := Rank(indexes, ParseQuery("add a new page under Projects in notion"), 0, tie)
@@ -301,13 +330,14 @@ func TestRankNamedServer(t *testing.T) {
 		t.Fatalf("hits: %+v", hits)
 	}
 	for q, want := range map[string][]bool{
-		"add a new page in notion":             {true, false, true, true},
-		"add a page in the memory":             {false, true, true, true},
-		"search the web":                       nil,                       // "search" is a tool's name word too
-		"search memory for notes about notion": {false, true, true, true}, // a topic
-		"search memory for notes in notion":    {false, false, true, true},
-		"list the pods in k8s":                 {true, true, true, false}, // an equivalent, in context
+		"add a new page in notion":             {true, false, true, true, true},
+		"add a page in the memory":             {false, true, true, true, true},
+		"search the web":                       nil,                             // "search" is a tool's name word too
+		"search memory for notes about notion": {false, true, true, true, true}, // a topic
+		"search memory for notes in notion":    {false, false, true, true, true},
+		"list the pods in k8s":                 {true, true, true, false, true}, // an equivalent, in context
 		"add an observation":                   nil,
+		"dump everything you remember":         nil, // a pronoun, never the name of server-everything (whose tools still match it in their server's name)
 	} {
 		if got := namedServers(indexes, ParseQuery(q)); !slices.Equal(got, want) {
 			t.Errorf("namedServers(%q) = %v, want %v", q, got, want)
@@ -390,6 +420,8 @@ func TestParseQuery(t *testing.T) {
 		"elevation at 39.74, -104.99":                 {"elevation=elev", "39=39@0.23", "74=74@0.23", "104=104@0.25", "99=99@0.25", "39.74,=coordin"},
 		// A statement of SQL is a value: its words name tables, its kind the tool.
 		"run SELECT name FROM users": {"run=run", "select=select@0.25", "name=name@0.25", "users=user@0.25", "select name from users=sql"},
+		// So is code quoted in backticks: its words name its own things.
+		"where is `func NewRouter` defined": {"func=func@0.25", "new=new@0.25", "router=router@0.25", "newrouter=newrout@0.25", "defined=defin", "where=where@0", "func newrouter=code"},
 	} {
 		if got := describe(ParseQuery(q)); !reflect.DeepEqual(got, want) {
 			t.Errorf("ParseQuery(%q) = %q, want %q", q, got, want)
@@ -405,8 +437,8 @@ func TestShapeOf(t *testing.T) {
 		"https://example.com/x": "url", "www.go.dev": "url", "localhost:3000": "url", "example.com": "url",
 		"notes.md": "file", "main.py,": "file", "/etc/hosts": "file", "./run": "file", "README": "file", ".env": "file",
 		"src/": "directory", "*.go": "pattern", "@alice": "user", "#general": "channel",
-		"#12": "", "lat/long": "", "e.g.": "", "v1.2": "", "hello": "", "x": "", "count(*)": "", "40.7128,-74.0060": "coordinates", "1.5": "", ":+1:": "emoji", "::": "", "OPENAI_API_KEY": "environment", "$HOME": "environment", "HTTP": "", "read_file": "",
-		"a.go": "file", "c.go's": "file", "x.com": "url", ".md": "", ".gz": "", "acme/api#77": "issue", "acme/api#": "", "PATH": "environment", "path": "",
+		"lat/long": "", "e.g.": "", "v1.2": "", "hello": "", "x": "", "count(*)": "", "40.7128,-74.0060": "coordinates", "1.5": "", ":+1:": "emoji", "::": "", "OPENAI_API_KEY": "environment", "$HOME": "environment", "HTTP": "", "read_file": "",
+		"a.go": "file", "c.go's": "file", "x.com": "url", ".md": "", ".gz": "", "acme/api#77": "issue", "acme/api#": "", "#12": "issue", "#": "", "#12a": "channel", "PATH": "environment", "path": "",
 	} {
 		if got := shapeOf(in); got != want {
 			t.Errorf("shapeOf(%q) = %q, want %q", in, got, want)
@@ -432,6 +464,23 @@ func TestSQLStatement(t *testing.T) {
 		from, to := sqlStatement(fields)
 		if got := strings.Join(fields[from:to], " "); got != want {
 			t.Errorf("sqlStatement(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
+
+func TestCodeSpan(t *testing.T) {
+	for q, want := range map[string]string{
+		"where is `func NewRouter` defined":          "`func NewRouter`",
+		"run `document.title`, then screenshot":      "`document.title`,",
+		"execute `window.location.href` in the page": "`window.location.href`",
+		"an unclosed `quote here":                    "",
+		"a lone ` mark":                              "",
+		"no code at all":                             "",
+	} {
+		fields := strings.Fields(q)
+		from, to := codeSpan(fields)
+		if got := strings.Join(fields[from:to], " "); got != want {
+			t.Errorf("codeSpan(%q) = %q, want %q", q, got, want)
 		}
 	}
 }

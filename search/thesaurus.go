@@ -49,6 +49,10 @@ type thesaurus struct {
 	// down", "close to") that a query may hold, by first word: each word
 	// reduced to its term, or kept when it is a common word (phrasalWord).
 	phrasal map[string][][]string
+	// separable are the phrasal verbs whose object may stand between
+	// verb and particle ("let the team know": "let … know" in the file),
+	// by verb: their particles (phrasalWord).
+	separable map[string][]string
 }
 
 // alt is one term a query word may match, with the weight of that match.
@@ -100,11 +104,12 @@ func builtin() *thesaurus {
 // ignores: a cue, which in a query matches only what it points to ("when >
 // time, date"); or a phrasal verb, a phrase with such a word, which keeps
 // it and in a query matches only what it points to ("set up > create": not
-// "set").
+// "set"). A phrasal verb written "let … know" is separable: its object may
+// stand between verb and particle ("let the team know": joinSeparated).
 // A line is one kind only. An entry is a word or a phrase of several words,
 // reduced to terms the way documents are (stop words dropped, stemmed).
 func parseThesaurus(text string) (*thesaurus, error) {
-	t := &thesaurus{alts: map[string][]related{}, phrases: map[string][][]string{}, written: map[string]string{}, phrasal: map[string][][]string{}}
+	t := &thesaurus{alts: map[string][]related{}, phrases: map[string][][]string{}, written: map[string]string{}, phrasal: map[string][][]string{}, separable: map[string][]string{}}
 	for n, line := range strings.Split(text, "\n") {
 		line, _, _ = strings.Cut(line, "#")
 		line = strings.TrimSpace(line)
@@ -190,6 +195,15 @@ func (t *thesaurus) group(entries []string, oneWay bool) (group []string, proble
 		entry = strings.TrimSpace(entry)
 		if entry == "" {
 			return nil, "an empty entry"
+		}
+		if verb, particle, ok := strings.Cut(entry, "…"); ok && oneWay && len(group) == 0 {
+			// A separable phrasal verb: "let … know".
+			v, pt := strings.Fields(verb), strings.Fields(particle)
+			if len(v) != 1 || len(pt) != 1 {
+				return nil, fmt.Sprintf("%q: a separable phrasal verb is a word, \"…\", a word", entry)
+			}
+			entry = v[0] + " " + pt[0]
+			t.separable[phrasalWord(v[0])] = append(t.separable[phrasalWord(v[0])], phrasalWord(pt[0]))
 		}
 		terms := entryTerms(entry)
 		if p := phrasalWords(entry); oneWay && len(group) == 0 && p != nil {
@@ -287,6 +301,38 @@ func (t *thesaurus) phrasalAt(fields []string, i int) (int, string) {
 		}
 	}
 	return 0, ""
+}
+
+// maxSeparated is how many words may stand between a separable phrasal
+// verb and its particle ("let the #deploys channel know").
+const maxSeparated = 3
+
+// joinSeparated returns fields with the particle of each separable
+// phrasal verb moved next to its verb, when at most maxSeparated words of
+// the same clause stand between them: "let the team know" is read as
+// "let know the team". It returns fields itself when there is none.
+func (t *thesaurus) joinSeparated(fields []string) []string {
+	for i := 0; i+2 < len(fields); i++ {
+		particles := t.separable[phrasalWord(fields[i])]
+		if particles == nil {
+			continue
+		}
+		for j := i + 2; j < len(fields) && j <= i+1+maxSeparated && !endsClause(fields[j-1]); j++ {
+			if !slices.Contains(particles, phrasalWord(fields[j])) {
+				continue
+			}
+			out := make([]string, 0, len(fields))
+			out = append(out, fields[:i+1]...)
+			particle := fields[j]
+			trimmed := strings.TrimRight(particle, ",;.:!?")
+			out = append(out, trimmed)
+			out = append(out, fields[i+1:j]...)
+			// The particle's punctuation still ends the clause where it did.
+			out[len(out)-1] += particle[len(trimmed):]
+			return append(out, fields[j+1:]...)
+		}
+	}
+	return fields
 }
 
 // add records that term a also matches b (as an equivalent if any group

@@ -48,6 +48,11 @@ func TestThesaurusVocabulary(t *testing.T) {
 		{"gh", "github"}, {"a11y", "accessibility"}, {"fs", "filesystem"}, {"dblclick", "click"}, // jargon and abbreviations
 		{"lgtm", "approve"}, {"signed off", "approve"}, {"file a", "create"}, {"at once", "multiple"}, {"hold on", "wait"},
 		{"shrink", "compress"}, {"shrink", "scale"}, {"heaviest", "size"}, {"restart", "rollout"}, {"everybody", "all"},
+		{"note that", "observation"}, {"remember that", "fact"}, {"ok", "dialog"}, {"space", "size"}, {"events", "describe"}, {"stored", "memory"},
+		{"peek", "read"}, {"grep", "code"}, {"blog", "web"},
+		{"propose", "pull request"}, {"history", "commit"}, {"titled", "search"}, {"nest", "move"}, {"spinner", "wait"}, {"XHR", "network request"},
+		{"let the team know", "send"}, {"take worker-2 out", "cordon"}, {"merge my fix into", "pull request"}, // separable phrasal verbs
+		{"person", "entity"}, {"notifications", "subscribe"},
 	} {
 		if got := matches(c.word); !slices.Contains(got, c.want) {
 			t.Errorf("%q matches %q, not %q", c.word, got, c.want)
@@ -100,8 +105,31 @@ func TestThesaurusFormat(t *testing.T) {
 	if n, _ := th.phrasalAt(strings.Fields("set the db up"), 0); n != 0 {
 		t.Errorf("phrasalAt matched words apart: %d", n)
 	}
+	// A separable one may have its object between verb and particle, in
+	// the same clause; the query is read with the particle moved next to
+	// its verb.
+	th, err = parseThesaurus("let … know > notify, send\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for text, want := range map[string]string{
+		"let the #ops channel know it's out": "let know the #ops channel it's out",
+		"let the team know.":                 "let know the team.",
+		"let them know":                      "let know them",
+		"let know the team":                  "let know the team",
+		"let the whole on-call team know":    "let the whole on-call team know", // too far apart
+		"let it be, then know":               "let it be, then know",            // another clause
+	} {
+		if got := strings.Join(th.joinSeparated(strings.Fields(text)), " "); got != want {
+			t.Errorf("joinSeparated(%q) = %q, want %q", text, got, want)
+		}
+	}
+	if got := th.alts["let know"]; !slices.Equal(got, []related{{"notifi", false}, {"send", false}}) {
+		t.Errorf(`alts["let know"] = %v`, got)
+	}
 	for _, c := range []struct{ text, want string }{
 		{"a = b, c", "line 1: a line is equivalents"},
+		{"let … the team > tell", "line 1: \"let … the team\": a separable phrasal verb is a word"},
 		{"x\nalone", "line 1: a group needs at least two entries"},
 		{"ab, , cd", "line 1: an empty entry"},
 		{"ab, the", `line 1: "the" is only common words`},

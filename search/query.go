@@ -390,10 +390,12 @@ func codeSpan(fields []string) (from, to int) {
 		for j := i; j < len(fields); j++ {
 			g := strings.TrimRight(fields[j], ",;.:!?")
 			if strings.HasSuffix(g, "`") && (j > i || len(g) > 1) {
+				if strings.Trim(strings.Join(fields[i:j+1], ""), "`,;.:!?") == "" {
+					break // `` quotes nothing: look for the next span
+				}
 				return i, j + 1
 			}
 		}
-		return 0, 0
 	}
 	return 0, 0
 }

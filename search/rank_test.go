@@ -475,6 +475,9 @@ func TestCodeSpan(t *testing.T) {
 		"execute `window.location.href` in the page": "`window.location.href`",
 		"an unclosed `quote here":                    "",
 		"a lone ` mark":                              "",
+		"empty `` quotes":                            "",
+		"spaced ` ` quotes":                          "",
+		"`` then `real code`":                        "`real code`",
 		"no code at all":                             "",
 	} {
 		fields := strings.Fields(q)

@@ -105,15 +105,22 @@ func (q *Query) markNumberAndState(fields []string) {
 			c.plural = isPlural(c.word[strings.LastIndexByte(c.word, ' ')+1:])
 		}
 	}
+	// The first word is the first that has a letter or digit, not a
+	// bullet or dash before it ("- open the file", "... merged PRs").
+	for len(fields) > 0 && !strings.ContainsFunc(fields[0], isAlnum) {
+		fields = fields[1:]
+	}
 	for i := range q.concepts {
 		c := &q.concepts[i]
 		c.state = isState(*c)
-		if i == 0 && c.state && !q.question && strings.HasPrefix(c.word, normalWord(fields[0])) {
+		if i == 0 && c.state && !q.question && len(fields) > 0 && strings.HasPrefix(c.word, normalWord(fields[0])) {
 			next := len(q.concepts) > 1 && len(fields) > 1 && strings.HasPrefix(normalWord(fields[1]), q.concepts[1].word)
 			c.state = next && q.concepts[1].plural
 		}
 	}
 }
+
+func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // isState reports whether a concept says what state a thing is in rather
 // than what to do: a past participle ("the merged PRs", "the crashed pod",

@@ -169,6 +169,7 @@ func TestRankState(t *testing.T) {
 	for q, want := range map[string]bool{
 		"merged": false, "the merged PRs": true, "is it open": true, "open it": false, "need": false,
 		"open bugs in acme/api": true, "merged PRs": true, "open the file": false, "open several files": false, "open a PR": false,
+		"- open the file": false, "... merged PRs": true, "* open bugs": true,
 	} {
 		pq := ParseQuery(q)
 		if got := slices.ContainsFunc(pq.concepts, func(c concept) bool { return c.state }); got != want {

@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpx-dev/mcpx/daemon/api"
+	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 )
 
 // A tool's result reaches the host as its server wrote it: each content
@@ -116,10 +117,10 @@ func appendToolResult(dst []byte, r *mcp.CallToolResult) ([]byte, error) {
 		dst = append(dst, `,"isError":true`...)
 	}
 	if r.RequestState != "" {
-		dst = appendString(append(dst, `,"requestState":`...), r.RequestState)
+		dst = jsonstr.Append(append(dst, `,"requestState":`...), r.RequestState)
 	}
 	if r.ResultType != "" {
-		dst = appendString(append(dst, `,"resultType":`...), string(r.ResultType))
+		dst = jsonstr.Append(append(dst, `,"resultType":`...), string(r.ResultType))
 	}
 	switch {
 	case len(r.RawStructuredContent) > 0:
@@ -148,10 +149,4 @@ func appendCompact(dst, raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	return append(dst, b.Bytes()...), nil
-}
-
-// appendString appends s as a JSON string.
-func appendString(dst []byte, s string) []byte {
-	b, _ := json.Marshal(s) // a string always encodes
-	return append(dst, b...)
 }

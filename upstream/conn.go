@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpx-dev/mcpx/config"
+	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 	"github.com/mcpx-dev/mcpx/upstream/auth"
 )
 
@@ -535,7 +536,7 @@ func (cn *conn) callMeta(token string, h Hooks) []byte {
 		if token == "" {
 			return nil
 		}
-		return concat([]byte(`{"progressToken":`), appendJSONString(nil, token), []byte("}"))
+		return concat([]byte(`{"progressToken":`), jsonstr.Append(nil, token), []byte("}"))
 	}
 	meta := make([]byte, 0, len(cn.meta)+96)
 	meta = append(meta, '{')
@@ -545,9 +546,9 @@ func (cn *conn) callMeta(token string, h Hooks) []byte {
 			level = string(mcp.LoggingLevelInfo)
 		}
 		meta = append(meta, `"progressToken":`...)
-		meta = appendJSONString(meta, token)
+		meta = jsonstr.Append(meta, token)
 		meta = append(meta, `,"`+mcp.MetaKeyLogLevel+`":`...)
-		meta = appendJSONString(meta, level)
+		meta = jsonstr.Append(meta, level)
 		meta = append(meta, ',')
 	}
 	if h.Offer != nil && !cn.sse {
@@ -564,7 +565,7 @@ func (cn *conn) callMeta(token string, h Hooks) []byte {
 func toolCallParams(tool string, args, meta []byte) json.RawMessage {
 	b := make([]byte, 0, len(tool)+len(args)+len(meta)+40)
 	b = append(b, `{"name":`...)
-	b = appendJSONString(b, tool)
+	b = jsonstr.Append(b, tool)
 	b = append(b, `,"arguments":`...)
 	if len(args) == 0 {
 		args = []byte("null")

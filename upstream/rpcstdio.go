@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 )
 
 // stdioRPC is the JSON-RPC transport over a stdio server's pipes (a
@@ -390,13 +392,13 @@ func (t *stdioRPC) GetSessionId() string { return "" }
 // lines, compacted; anything else is encoded with encoding/json.
 func appendRequest(b []byte, req transport.JSONRPCRequest) ([]byte, error) {
 	b = append(b, `{"jsonrpc":`...)
-	b = appendJSONString(b, req.JSONRPC)
+	b = jsonstr.Append(b, req.JSONRPC)
 	b = append(b, `,"id":`...)
 	switch v := req.ID.Value().(type) {
 	case int64:
 		b = strconv.AppendInt(b, v, 10)
 	case string:
-		b = appendJSONString(b, v)
+		b = jsonstr.Append(b, v)
 	default:
 		id, err := json.Marshal(v)
 		if err != nil {
@@ -405,7 +407,7 @@ func appendRequest(b []byte, req transport.JSONRPCRequest) ([]byte, error) {
 		b = append(b, id...)
 	}
 	b = append(b, `,"method":`...)
-	b = appendJSONString(b, req.Method)
+	b = jsonstr.Append(b, req.Method)
 	if req.Params != nil { // a nil interface only, as encoding/json's omitempty
 		b = append(b, `,"params":`...)
 		var err error
@@ -439,19 +441,4 @@ func appendParams(b []byte, params any) ([]byte, error) {
 func rawLen(params any) int {
 	raw, _ := params.(json.RawMessage)
 	return len(raw)
-}
-
-// appendJSONString appends s as a JSON string: as it is when it is plain
-// printable ASCII (every method name and id mcpx sends), else encoded by
-// encoding/json.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			enc, _ := json.Marshal(s) // a string always encodes
-			return append(b, enc...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }

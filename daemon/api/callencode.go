@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
+
+	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 )
 
 // AppendCallRequest appends r as JSON to b, as json.Marshal would encode it
@@ -15,9 +16,9 @@ import (
 // Arguments that are not valid JSON are an error, as with json.Marshal.
 func AppendCallRequest(b []byte, r *CallRequest) ([]byte, error) {
 	b = append(b, `{"namespace":`...)
-	b = appendJSONString(b, r.Namespace)
+	b = jsonstr.Append(b, r.Namespace)
 	b = append(b, `,"tool":`...)
-	b = appendJSONString(b, r.Tool)
+	b = jsonstr.Append(b, r.Tool)
 	if len(r.Arguments) > 0 {
 		buf := bytes.NewBuffer(append(b, `,"arguments":`...))
 		if err := json.Compact(buf, r.Arguments); err != nil {
@@ -32,9 +33,9 @@ func AppendCallRequest(b []byte, r *CallRequest) ([]byte, error) {
 				b = append(b, ',')
 			}
 			b = append(b, `{"key":`...)
-			b = appendJSONString(b, p.Key)
+			b = jsonstr.Append(b, p.Key)
 			b = append(b, `,"value":`...)
-			b = appendJSONString(b, p.Value)
+			b = jsonstr.Append(b, p.Value)
 			b = appendTrue(b, "json", p.JSON)
 			b = append(b, '}')
 		}
@@ -77,19 +78,5 @@ func appendNonEmpty(b []byte, name, s string) []byte {
 		return b
 	}
 	b = append(append(append(b, `,"`...), name...), `":`...)
-	return appendJSONString(b, s)
-}
-
-// appendJSONString appends s as a JSON string: as it is when it needs no
-// escape, else as encoding/json writes it.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
+	return jsonstr.Append(b, s)
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/mcpx-dev/mcpx/internal/jsonstr"
 )
 
 // The brief namespace listing (GET /v1/namespaces?brief=1, what `mcpx ls`
@@ -43,12 +45,12 @@ func AppendNamespaceRows(b []byte, rows iter.Seq[*NamespaceRow], unavailable []U
 // same keys, in the same order, the same ones left out).
 func appendNamespaceRow(b []byte, n *NamespaceRow) []byte {
 	b = append(b, `{"name":`...)
-	b = appendJSONString(b, n.Name)
+	b = jsonstr.Append(b, n.Name)
 	if n.Description != "" {
-		b = appendJSONString(append(b, `,"description":`...), n.Description)
+		b = jsonstr.Append(append(b, `,"description":`...), n.Description)
 	}
 	if n.Source != "" {
-		b = appendJSONString(append(b, `,"source":`...), n.Source)
+		b = jsonstr.Append(append(b, `,"source":`...), n.Source)
 	}
 	for _, c := range [...]struct {
 		key string
@@ -61,9 +63,9 @@ func appendNamespaceRow(b []byte, n *NamespaceRow) []byte {
 	if n.ExitsAfterAnswer {
 		b = append(b, `,"exitsAfterAnswer":true`...)
 	}
-	b = appendJSONString(append(b, `,"state":`...), n.State)
+	b = jsonstr.Append(append(b, `,"state":`...), n.State)
 	if n.Error != "" {
-		b = appendJSONString(append(b, `,"error":`...), n.Error)
+		b = jsonstr.Append(append(b, `,"error":`...), n.Error)
 	}
 	return append(b, '}')
 }

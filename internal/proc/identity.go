@@ -2,10 +2,12 @@ package proc
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // A pid read from a file names whatever process holds that number now: once
@@ -21,16 +23,11 @@ func StartTime(pid int) uint64 {
 	if pid <= 0 {
 		return 0
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	f, err := statFields(pid)
 	if err != nil {
 		return startTimeOS(pid)
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	// After "pid (comm) " come fields 3 onwards; starttime is field 22.
-	f := strings.Fields(string(b[i+1:]))
+	// f starts at field 3; starttime is field 22.
 	if len(f) < 20 {
 		return 0
 	}
@@ -39,6 +36,42 @@ func StartTime(pid int) uint64 {
 		return 0
 	}
 	return v
+}
+
+// statFields reads /proc/<pid>/stat (Linux) and returns its fields from
+// the third (the state) on: the command name before them, in
+// parentheses, may hold spaces and parentheses, so they follow its last
+// ')'.
+func statFields(pid int) ([]string, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	return strings.Fields(string(b[i+1:])), nil
+}
+
+// CPUTime returns the CPU time pid has used (user and system, fields 14
+// and 15 of /proc/<pid>/stat, in clock ticks of 10 ms), where /proc
+// exists.
+func CPUTime(pid int) (time.Duration, error) {
+	f, err := statFields(pid)
+	if err != nil {
+		return 0, err
+	}
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: utime %q, stime %q", pid, f[11], f[12])
+	}
+	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
+	return time.Duration(utime+stime) * tick, nil
 }
 
 // Cmdline returns pid's argument vector from /proc/<pid>/cmdline, or nil

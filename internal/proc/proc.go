@@ -3,10 +3,7 @@
 package proc
 
 import (
-	"bytes"
 	"errors"
-	"os"
-	"strconv"
 	"syscall"
 )
 
@@ -39,15 +36,9 @@ func Stopped(pid int) bool {
 // state reads the state field of /proc/<pid>/stat (Linux): 'R', 'S', 'T',
 // 'Z', ...; 0 elsewhere, or when it cannot be read.
 func state(pid int) byte {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	f, err := statFields(pid)
+	if err != nil || len(f) == 0 {
 		return 0
 	}
-	// "pid (comm) S ...": comm may hold spaces and parentheses, so the
-	// state follows the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return 0
-	}
-	return b[i+2]
+	return f[0][0]
 }

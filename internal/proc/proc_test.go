@@ -112,3 +112,27 @@ func TestStopped(t *testing.T) {
 		t.Error("this process counts as stopped")
 	}
 }
+
+// CPUTime agrees with what getrusage says this process used, within the
+// 10 ms ticks /proc counts in (and what the process spends between the two
+// reads).
+func TestCPUTimeAgreesWithGetrusage(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	for x, deadline := 0, time.Now().Add(100*time.Millisecond); time.Now().Before(deadline); x++ {
+		_ = x * x // some CPU for both counters to see
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	got, err := CPUTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	if d := got - want; d < -50*time.Millisecond || d > 50*time.Millisecond {
+		t.Errorf("CPUTime = %v, getrusage = %v", got, want)
+	}
+}

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpx-dev/mcpx/internal/proc"
 	"github.com/mcpx-dev/mcpx/internal/testkit"
 )
 
@@ -415,44 +415,21 @@ func pssOf(t *testing.T, e *Env) string {
 }
 
 // cpuPerCall runs load (which returns how many calls it made) and returns
-// the CPU time process pid spent per call meanwhile, from its utime and
-// stime in /proc (clock ticks of 10 ms: over a 2-second load of thousands
-// of calls, a resolution of a few µs per call).
+// the CPU time process pid spent per call meanwhile (proc.CPUTime: ticks
+// of 10 ms, so over a 2-second load of thousands of calls a resolution of
+// a few µs per call).
 func cpuPerCall(pid int, load func() int) string {
-	before, err := cpuTicks(pid)
+	before, err := proc.CPUTime(pid)
 	if err != nil {
 		load()
 		return "unknown (" + err.Error() + ")"
 	}
 	calls := load()
-	after, err := cpuTicks(pid)
+	after, err := proc.CPUTime(pid)
 	if err != nil || calls == 0 {
 		return "unknown"
 	}
-	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
-	return fmt.Sprintf("%.0f µs", float64(time.Duration(after-before)*tick/time.Microsecond)/float64(calls))
-}
-
-// cpuTicks is the utime + stime of process pid, in clock ticks.
-func cpuTicks(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The fields after the command name (in parentheses, which may hold
-	// spaces and parentheses): state is the first, utime the 12th, stime
-	// the 13th.
-	i := strings.LastIndexByte(string(b), ')')
-	f := strings.Fields(string(b[i+1:]))
-	if i < 0 || len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	return utime + stime, nil
+	return fmt.Sprintf("%.0f µs", float64((after-before)/time.Microsecond)/float64(calls))
 }
 
 // socketOf is the socket of e's running daemon (from `status --json`).

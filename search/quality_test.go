@@ -24,7 +24,7 @@ import (
 //	go test ./search -run Quality -v -args -misses dev   # the dev intents it gets wrong
 
 var (
-	missesOf = flag.String("misses", "", "print the misses of this intent set (the studied ones: dev, unseen, blind5, fresh; blind4, blind6 and heldout are not looked at intent by intent: testdata/README.md)")
+	missesOf = flag.String("misses", "", "print the misses of this intent set (the studied ones: dev, unseen, fresh, blind5, blind6 since the eighth round; blind4 and heldout are not looked at intent by intent: testdata/README.md)")
 	onlySet  = flag.String("set", "", "measure only this intent set (dev while tuning: the held-out set is never looked at then)")
 )
 

@@ -271,7 +271,7 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 		w = weightTopic // instead of weightContext
 	}
 	kind := shapeOf(f)
-	if kind == "" && i+1 < len(fields) && strings.HasSuffix(f, ",") && isCoordinates(f+strings.TrimRight(fields[i+1], ",;.")) {
+	if kind == "" && i+1 < len(fields) && strings.HasSuffix(f, ",") && isCoordinates(f+strings.TrimRight(fields[i+1], ",;.:!?)")) {
 		kind = "coordinates" // 40.7128, -74.0060
 	}
 	if kind != "" {

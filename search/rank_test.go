@@ -419,6 +419,7 @@ func TestParseQuery(t *testing.T) {
 		// longitude, an emoji are values too.
 		"reverse geocode 40.7,-74.0 and react :eyes:": {"reverse=revers", "geocode=geocod", "40=40@0.25", "7=7@0.25", "74=74@0.25", "0=0@0.25", "react=react", "eyes=ey@0.25", "40.7,-74.0=coordin", ":eyes:=emoji"},
 		"elevation at 39.74, -104.99":                 {"elevation=elev", "39=39@0.23", "74=74@0.23", "104=104@0.25", "99=99@0.25", "39.74,=coordin"},
+		"what street is at 40.75, -73.98?":            {"street=street", "40=40@0.23", "75=75@0.23", "73=73@0.25", "98=98@0.25", "40.75,=coordin"},
 		// A statement of SQL is a value: its words name tables, its kind the tool.
 		"run SELECT name FROM users": {"run=run", "select=select@0.25", "name=name@0.25", "users=user@0.25", "select name from users=sql"},
 		// So is code quoted in backticks: its words name its own things.

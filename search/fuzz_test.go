@@ -13,6 +13,7 @@ func FuzzRankQuery(f *testing.F) {
 		"let the team know", "open bugs", "merged PRs", "acme/api#77", "#12", "c.go's contents",
 		"list the files in /tmp as .md", "SELECT * FROM t", "dump everything you remember",
 		"\xff\xfe", "éèê ünïcödé", "PATH", "let", "open", "opened", "x.com",
+		`"`, `""`, `"a" "b`, `'`, "“x”", "“", `"Old notes" page`,
 	} {
 		f.Add(s)
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Query is a parsed query: one concept per word (or thesaurus phrase) that
@@ -30,6 +31,10 @@ type concept struct {
 // steps from the query's word: "remember" → memory → knowledge graph),
 // on top of both steps' weights.
 var weightSecondHop = 0.4
+
+// weightQuoted is the weight of a word inside quotes: "Old meeting notes"
+// is what the tool is to find or write.
+var weightQuoted = 0.25
 
 // weightShape is the weight of the kind of a value the query holds
 // (https://…, notes.md, *.go, @alice): "file" for notes.md.
@@ -224,6 +229,17 @@ func readQueryWords(th *thesaurus, fields []string) queryWords {
 			}
 			continue
 		}
+		if end := quoteEnd(fields, i); end > i {
+			// Quoted text is what the tool is to type, find or
+			// write, not the tool.
+			for _, f := range fields[i:end] {
+				for _, t := range tokenize(f, nil) {
+					qw.tokens = append(qw.tokens, queryToken{t, weightQuoted, false})
+				}
+			}
+			i = end - 1
+			continue
+		}
 		if n, key := th.phrasalAt(fields, i); n > 0 {
 			qw.tokens = append(qw.tokens, phrasalToken(fields[i:i+n], key, context))
 			i += n - 1
@@ -405,6 +421,35 @@ func codeSpan(fields []string) (from, to int) {
 		}
 	}
 	return 0, 0
+}
+
+// quoteEnd returns the end (exclusive) of the text quoted in double or
+// single quotes that starts at fields[i] ("Old meeting notes", 'hello
+// world', “Saved”), or i when none does: the quote must close, at the end
+// of a word, within the query.
+func quoteEnd(fields []string, i int) int {
+	open, _ := utf8.DecodeRuneInString(fields[i])
+	var closing rune
+	switch open {
+	case '"':
+		closing = '"'
+	case '\'':
+		closing = '\''
+	case '“':
+		closing = '”'
+	default:
+		return i
+	}
+	for j := i; j < len(fields); j++ {
+		f := strings.TrimRight(fields[j], ",;.:!?)")
+		if j == i {
+			f = f[utf8.RuneLen(open):]
+		}
+		if last, n := utf8.DecodeLastRuneInString(f); n > 0 && last == closing {
+			return j + 1
+		}
+	}
+	return i
 }
 
 // isQuestion reports whether a query (its words) asks a question rather

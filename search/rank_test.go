@@ -422,6 +422,8 @@ func TestParseQuery(t *testing.T) {
 		"what street is at 40.75, -73.98?":            {"street=street", "40=40@0.23", "75=75@0.23", "73=73@0.25", "98=98@0.25", "40.75,=coordin"},
 		// A statement of SQL is a value: its words name tables, its kind the tool.
 		"run SELECT name FROM users": {"run=run", "select=select@0.25", "name=name@0.25", "users=user@0.25", "select name from users=sql"},
+		// Quoted text is what the tool is to type, find or write.
+		`trash the notion page "Old meeting notes"`: {"trash=trash", "notion=notion", "page=page", "old=old@0.25", "meeting=meet@0.25", "notes=note@0.25"},
 		// So is code quoted in backticks: its words name its own things.
 		"where is `func NewRouter` defined": {"func=func@0.25", "new=new@0.25", "router=router@0.25", "newrouter=newrout@0.25", "defined=defin", "where=where@0", "func newrouter=code"},
 	} {
@@ -486,6 +488,33 @@ func TestCodeSpan(t *testing.T) {
 		from, to := codeSpan(fields)
 		if got := strings.Join(fields[from:to], " "); got != want {
 			t.Errorf("codeSpan(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
+
+func TestQuoteEnd(t *testing.T) {
+	for q, want := range map[string]string{
+		`tap the "Accept cookies" button`:       `"Accept cookies"`,
+		`type 'hello world', then enter`:        `'hello world',`,
+		`wait until “Saved” shows`:              `“Saved”`,
+		`commit msg "rename"`:                   `"rename"`,
+		`an unclosed "quote here`:               ``,
+		`don't touch the users' files`:          ``,
+		`a lone " mark`:                         ``,
+		`empty "" quotes`:                       `""`,
+		`mixed "quotes' never close`:            ``,
+		`"Runbook: DB failover" under the wiki`: `"Runbook: DB failover"`,
+	} {
+		fields := strings.Fields(q)
+		got := ""
+		for i := range fields {
+			if end := quoteEnd(fields, i); end > i {
+				got = strings.Join(fields[i:end], " ")
+				break
+			}
+		}
+		if got != want {
+			t.Errorf("quoteEnd(%q) = %q, want %q", q, got, want)
 		}
 	}
 }

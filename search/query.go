@@ -567,7 +567,7 @@ func (q Query) Empty() bool { return len(q.concepts) == 0 }
 // example.com), "directory" (src/), "file" (notes.md, ./run.sh, /etc/hosts),
 // "pattern" (*.go), "user" (@alice), "channel" (#general), "emoji"
 // (:eyes:), "coordinates" (40.71,-74.01), "environment" (OPENAI_API_KEY,
-// $HOME); else "".
+// $HOME), "email" (jane@x.io); else "".
 func shapeOf(f string) string {
 	f = strings.Trim(f, "\"'`()[]{}<>,;!?")
 	if len(f) > 2 && f[0] == ':' && f[len(f)-1] == ':' && isName(strings.ReplaceAll(f[1:len(f)-1], "+", "")) {
@@ -588,6 +588,8 @@ func shapeOf(f string) string {
 		return "pattern" // not count(*), a=?
 	case f[0] == '@' && isName(f[1:]):
 		return "user"
+	case isEmail(f):
+		return "email" // jane@x.io, not a file
 	case isCoordinates(f):
 		return "coordinates"
 	case isEnvName(f) || conventionalEnv(f):
@@ -614,6 +616,13 @@ func shapeOf(f string) string {
 		return "file"
 	}
 	return ""
+}
+
+// isEmail reports whether f is an e-mail address: a name, @, and a
+// domain with a dot (jane@x.io).
+func isEmail(f string) bool {
+	local, domain, ok := strings.Cut(f, "@")
+	return ok && isName(local) && strings.Contains(strings.Trim(domain, "."), ".") && isName(domain)
 }
 
 // isCoordinates reports whether f is a latitude and a longitude, decimal

@@ -53,6 +53,7 @@ func TestThesaurusVocabulary(t *testing.T) {
 		{"propose", "pull request"}, {"history", "commit"}, {"titled", "search"}, {"nest", "move"}, {"spinner", "wait"}, {"XHR", "network request"},
 		{"let the team know", "send"}, {"take worker-2 out", "cordon"}, {"merge my fix into", "pull request"}, // separable phrasal verbs
 		{"person", "entity"}, {"notifications", "subscribe"},
+		{"kubectl label ns dev", "kubectl generic"}, {"kubectl config current-context", "kubectl context"}, // a CLI's subcommands
 	} {
 		if got := matches(c.word); !slices.Contains(got, c.want) {
 			t.Errorf("%q matches %q, not %q", c.word, got, c.want)

@@ -53,6 +53,8 @@ func TestThesaurusVocabulary(t *testing.T) {
 		{"propose", "pull request"}, {"history", "commit"}, {"titled", "search"}, {"nest", "move"}, {"spinner", "wait"}, {"XHR", "network request"},
 		{"let the team know", "send"}, {"take worker-2 out", "cordon"}, {"merge my fix into", "pull request"}, // separable phrasal verbs
 		{"person", "entity"}, {"notifications", "subscribe"},
+		{"sed", "edit"}, {"printenv", "environment"}, {"ts", "timestamp"}, {"thumbs-up", "reaction"}, {"vector store", "knowledge base"},
+		{"stylesheet", "media"}, {"roll my-redis forward", "upgrade"}, {"return to", "back"},
 		{"kubectl label ns dev", "kubectl generic"}, {"kubectl config current-context", "kubectl context"}, // a CLI's subcommands
 	} {
 		if got := matches(c.word); !slices.Contains(got, c.want) {

@@ -272,6 +272,9 @@ func phrasalToken(fields []string, key string, context bool) queryToken {
 // preposition, in the same clause), and returns whether the next word is.
 func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bool) bool {
 	f := fields[i]
+	if f == "+" && i > 0 && i+1 < len(fields) && isNumber(fields[i-1]) && isNumber(fields[i+1]) {
+		f = "plus" // 19 + 23
+	}
 	lower := strings.ToLower(strings.Trim(f, ",;.:!?\"'()"))
 	if isPreposition(lower) {
 		context = true
@@ -646,6 +649,12 @@ func isEnvName(f string) bool {
 		}
 	}
 	return true
+}
+
+// isNumber reports whether a query's word is a number (19, -1.5, 23?).
+func isNumber(f string) bool {
+	f = strings.TrimRight(f, ",;.:!?)")
+	return isDigits(strings.TrimPrefix(f, "-")) || isDecimal(f)
 }
 
 // isDecimal reports whether s is a number with a fractional part, signed

@@ -422,6 +422,9 @@ func TestParseQuery(t *testing.T) {
 		"what street is at 40.75, -73.98?":            {"street=street", "40=40@0.23", "75=75@0.23", "73=73@0.25", "98=98@0.25", "40.75,=coordin"},
 		// A statement of SQL is a value: its words name tables, its kind the tool.
 		"run SELECT name FROM users": {"run=run", "select=select@0.25", "name=name@0.25", "users=user@0.25", "select name from users=sql"},
+		// A + between numbers is the word plus.
+		"what's 19 + 23": {"19=19@0.25", "plus=plu", "23=23@0.25"},
+		"cpu + memory":   {"cpu=cpu", "memory=memori"},
 		// Quoted text is what the tool is to type, find or write.
 		`trash the notion page "Old meeting notes"`: {"trash=trash", "notion=notion", "page=page", "old=old@0.25", "meeting=meet@0.25", "notes=note@0.25"},
 		// So is code quoted in backticks: its words name its own things.

@@ -314,8 +314,8 @@ const maxSeparated = 3
 func (t *thesaurus) joinSeparated(fields []string) []string {
 	for i := 0; i+2 < len(fields); i++ {
 		particles := t.separable[phrasalWord(fields[i])]
-		if particles == nil {
-			continue
+		if particles == nil || t.startsPhrase(fields, i) {
+			continue // "pull request into main" is a pull request, not pull … into
 		}
 		for j := i + 2; j < len(fields) && j <= i+1+maxSeparated && !endsClause(fields[j-1]); j++ {
 			if !slices.Contains(particles, phrasalWord(fields[j])) {
@@ -333,6 +333,13 @@ func (t *thesaurus) joinSeparated(fields []string) []string {
 		}
 	}
 	return fields
+}
+
+// startsPhrase reports whether fields[i] and the word after it begin a
+// phrase the thesaurus knows ("pull request").
+func (t *thesaurus) startsPhrase(fields []string, i int) bool {
+	next := phrasalWord(fields[i+1])
+	return slices.ContainsFunc(t.phrases[phrasalWord(fields[i])], func(p []string) bool { return p[1] == next })
 }
 
 // add records that term a also matches b (as an equivalent if any group

@@ -55,6 +55,7 @@ func TestThesaurusVocabulary(t *testing.T) {
 		{"person", "entity"}, {"notifications", "subscribe"},
 		{"sed", "edit"}, {"printenv", "environment"}, {"ts", "timestamp"}, {"thumbs-up", "reaction"}, {"vector store", "knowledge base"},
 		{"stylesheet", "media"}, {"roll my-redis forward", "upgrade"}, {"return to", "back"},
+		{"pull feature/x into main", "pull request"},
 		{"kubectl label ns dev", "kubectl generic"}, {"kubectl config current-context", "kubectl context"}, // a CLI's subcommands
 	} {
 		if got := matches(c.word); !slices.Contains(got, c.want) {
@@ -129,6 +130,21 @@ func TestThesaurusFormat(t *testing.T) {
 	}
 	if got := th.alts["let know"]; !slices.Equal(got, []related{{"notifi", false}, {"send", false}}) {
 		t.Errorf(`alts["let know"] = %v`, got)
+	}
+	// A verb that begins a phrase the thesaurus knows is that phrase, not
+	// a separable verb.
+	th, err = parseThesaurus("pull … into > merge\npull request = pr\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for text, want := range map[string]string{
+		"pull feature/x into main":        "pull into feature/x main",
+		"open a pull request into main":   "open a pull request into main",
+		"pull request from fix into main": "pull request from fix into main",
+	} {
+		if got := strings.Join(th.joinSeparated(strings.Fields(text)), " "); got != want {
+			t.Errorf("joinSeparated(%q) = %q, want %q", text, got, want)
+		}
 	}
 	for _, c := range []struct{ text, want string }{
 		{"a = b, c", "line 1: a line is equivalents"},

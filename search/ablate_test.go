@@ -72,6 +72,7 @@ func TestAblate(t *testing.T) {
 		{"value words", func() func() { return set(&weightValueWord, 1) }},
 		{"value kinds", func() func() { return set(&weightShape, 0) }},
 		{"quoted text", func() func() { return set(&weightQuoted, 1) }},
+		{"conversion", func() func() { return set(&conversionPenalty, 1) }},
 		{"instructions", func() func() { return set(&fieldWeight[FieldInstructions], 0) }},
 		{"server name", func() func() { return set(&fieldWeight[FieldServer], 0) }},
 		{"named server", func() func() { return set(&otherServerPenalty, 1) }},

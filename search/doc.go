@@ -227,6 +227,11 @@ type Doc struct {
 	// that is a verb tools' names use (isNameVerb), -1: none —
 	// merge_pull_request's merge, not list_commits' commit.
 	verb int16
+	// conv holds the positions in terms of what the description says
+	// the tool converts from and into, their last words (-1: none):
+	// "Convert an address into geographic coordinates" from address into
+	// coordinates (conversion).
+	conv [2]int16
 }
 
 type docTerm struct {
@@ -293,6 +298,7 @@ type docBuilder struct {
 	th     *thesaurus
 	single []string       // the terms of the name's last word, when it is singular (Doc.single)
 	verb   string         // the name's verb (Doc.verb)
+	conv   [2]string      // what the description converts from and into (Doc.conv)
 	tf     map[string]int // term → its counts' index in counts
 	counts [][numFields]uint8
 	lens   [numFields]int
@@ -313,6 +319,7 @@ func newDocBuilder() *docBuilder {
 	clear(b.tf)
 	b.single = b.single[:0]
 	b.verb = ""
+	b.conv = [2]string{}
 	b.counts = b.counts[:0]
 	b.lens = [numFields]int{}
 	return b
@@ -324,6 +331,9 @@ func newDocBuilder() *docBuilder {
 func (b *docBuilder) add(f Field, text string) {
 	if text == "" {
 		return
+	}
+	if f == FieldDescription && b.conv[0] == "" {
+		b.conv[0], b.conv[1] = conversion(text)
 	}
 	b.tokens = tokenize(text, b.tokens[:0])
 	b.terms = b.terms[:0]
@@ -370,7 +380,7 @@ func (b *docBuilder) count(t string, f Field) {
 }
 
 func (b *docBuilder) doc() *Doc {
-	d := &Doc{terms: make([]docTerm, 0, len(b.tf)), single: [2]int16{-1, -1}, verb: -1}
+	d := &Doc{terms: make([]docTerm, 0, len(b.tf)), single: [2]int16{-1, -1}, verb: -1, conv: [2]int16{-1, -1}}
 	for t, i := range b.tf {
 		d.terms = append(d.terms, docTerm{t, b.counts[i]})
 	}
@@ -380,15 +390,80 @@ func (b *docBuilder) doc() *Doc {
 			d.single[k] = int16(i)
 		}
 	}
-	if b.verb != "" {
-		if i, ok := slices.BinarySearchFunc(d.terms, b.verb, func(t docTerm, s string) int { return strings.Compare(t.term, s) }); ok && i < math.MaxInt16 {
-			d.verb = int16(i)
-		}
+	d.verb = d.position(b.verb)
+	if b.conv[0] != "" {
+		d.conv = [2]int16{d.position(b.conv[0]), d.position(b.conv[1])}
 	}
 	for f, n := range b.lens {
 		d.lens[f] = uint16(min(n, 65535))
 	}
 	return d
+}
+
+// position is the position of term in d.terms, or -1 ("" or past
+// what an int16 holds).
+func (d *Doc) position(term string) int16 {
+	if term == "" {
+		return -1
+	}
+	if i, ok := slices.BinarySearchFunc(d.terms, term, func(t docTerm, s string) int { return strings.Compare(t.term, s) }); ok && i < math.MaxInt16 {
+		return int16(i)
+	}
+	return -1
+}
+
+// conversion returns the terms of what a description says the tool
+// converts from and into, the last word of each ("Convert an address into
+// geographic coordinates": address, coordinates), or "", "": a sentence
+// with a verb of conversion (convert, translate, transform, turn), then
+// what it converts, "into" or "to", and the result.
+func conversion(desc string) (from, into string) {
+	if !strings.Contains(desc, "onvert") && !strings.Contains(desc, "ranslat") && !strings.Contains(desc, "ransform") && !strings.Contains(desc, "urn") {
+		return "", "" // most descriptions: nothing to split
+	}
+	for sentence := range strings.SplitSeq(desc, ".") {
+		fields := strings.Fields(sentence)
+		verb := slices.IndexFunc(fields, func(f string) bool { return isConversionVerb(normalWord(f)) })
+		if verb < 0 {
+			continue
+		}
+		for k := verb + 2; k < len(fields)-1; k++ {
+			if w := normalWord(fields[k]); w != "into" && w != "to" {
+				continue
+			}
+			from, into = lastTerm(fields[verb+1:k]), lastTerm(fields[k+1:])
+			if from != "" && into != "" {
+				return from, into
+			}
+			return "", ""
+		}
+	}
+	return "", ""
+}
+
+func isConversionVerb(w string) bool {
+	switch w {
+	case "convert", "converts", "translate", "translates", "transform", "transforms", "turn", "turns":
+		return true
+	}
+	return false
+}
+
+// lastTerm is the term of the last word of fields that search keeps, up
+// to a clause's end (a comma: "into an address, using…").
+func lastTerm(fields []string) string {
+	last := ""
+	for _, f := range fields {
+		for _, t := range tokenize(f, nil) {
+			if !t.whole {
+				last = t.term
+			}
+		}
+		if endsClause(f) {
+			break
+		}
+	}
+	return last
 }
 
 // find returns the counts of term in d, if d has it.

@@ -26,6 +26,28 @@ type posting struct {
 	inName bool
 	single bool // the name's last word is the term, in the singular (Doc.single)
 	verb   bool // the term is the name's verb (Doc.verb)
+	conv   conv // the term is what the description converts from or into (Doc.conv)
+}
+
+// conv says whether a term is what a tool converts from (convFrom) or
+// into (convInto), per its description (Doc.conv).
+type conv uint8
+
+const (
+	convFrom conv = 1 << iota
+	convInto
+)
+
+// convOf is the conv of d's k-th term.
+func (d *Doc) convOf(k int) conv {
+	var c conv
+	if int(d.conv[0]) == k {
+		c |= convFrom
+	}
+	if int(d.conv[1]) == k {
+		c |= convInto
+	}
+	return c
 }
 
 // NewIndex indexes docs (their order is the order Hit.Doc refers to);
@@ -64,7 +86,7 @@ func NewIndex(docs []*Doc, server *Doc) *Index {
 					w += fieldNorm(f, t.tf[f], d.lens[f], avg[f])
 				}
 			}
-			ix.postings[t.term] = append(ix.postings[t.term], posting{int32(i), float32(w), t.tf[FieldName] != 0, d.isSingle(k), int(d.verb) == k})
+			ix.postings[t.term] = append(ix.postings[t.term], posting{int32(i), float32(w), t.tf[FieldName] != 0, d.isSingle(k), int(d.verb) == k, d.convOf(k)})
 		}
 	}
 	return ix

@@ -101,6 +101,27 @@ func isWriteVerb(t string) bool {
 	return false
 }
 
+// conversionPenalty scales the weight of a term that a tool's description
+// says it converts from when the query asks for it (its word is the
+// task's own: "coords for 1600 Amphitheatre Parkway"), or converts into
+// when the query gives it (a value, or a word after a preposition: "the
+// address at 40.7,-74.0"): the query wants the other direction.
+var conversionPenalty = 0.25
+
+// wrongSide is the side of a tool's conversion (Doc.conv) that c cannot
+// be on: a word the query gives (a value, or after a preposition) is what
+// a tool converts from, so not into; a word of the task's own is what the
+// tool is to give, not to take. 0: either (a phrasal verb, a cue).
+func (c *concept) wrongSide() conv {
+	switch own := c.alts[0].weight; {
+	case c.shape || own > 0 && own < 1:
+		return convInto
+	case own >= 1:
+		return convFrom
+	}
+	return 0
+}
+
 // minAltWeight is the least weight × idf of a thesaurus entry that counts.
 const minAltWeight = 0.02
 
@@ -410,8 +431,12 @@ func (sc *scratch) matchAlt(st *stats, ix *Index, con *concept, a alt, idf float
 	if shared != 0 {
 		sc.tfs = grown(sc.tfs, len(ix.docs))
 	}
+	wrong := con.wrongSide()
 	for _, p := range postings {
 		t := float64(p.weight)
+		if p.conv != 0 && p.conv == wrong {
+			t *= conversionPenalty // "coords for 1600 Amphitheatre Parkway" are what geocoding gives, not what reverse geocoding takes
+		}
 		c := &sc.cur[p.doc]
 		if c.best == 0 && c.cover == 0 {
 			sc.touched = append(sc.touched, p.doc)

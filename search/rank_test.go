@@ -224,6 +224,42 @@ func TestRankNumber(t *testing.T) {
 }
 
 // Why names each matched query word, what it matched through, and where.
+// A tool that converts one thing into another is found for what it
+// gives, not for what it takes: the query's own words are what it wants,
+// its values and the words after a preposition what it gives.
+func TestRankConversion(t *testing.T) {
+	tools := []tool{
+		{"maps", "geocode", "Convert an address into geographic coordinates", `,"inputSchema":{"properties":{"address":{"type":"string"}}}`},
+		{"maps", "reverse_geocode", "Convert coordinates into an address", `,"inputSchema":{"properties":{"latitude":{"type":"number","description":"Latitude coordinate"}}}`},
+	}
+	for _, c := range []struct{ q, want string }{
+		{"coordinates of the Brandenburg Gate", "maps.geocode"},
+		{"coords for 1600 Amphitheatre Parkway", "maps.geocode"},
+		{"address for these coordinates", "maps.reverse_geocode"},
+		{"the address at 40.71,-74.01", "maps.reverse_geocode"},
+	} {
+		if got, _ := rankTools(tools, c.q, 0); len(got) == 0 || got[0] != c.want {
+			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
+		}
+	}
+}
+
+func TestConversion(t *testing.T) {
+	for desc, want := range map[string][2]string{
+		"Convert an address into geographic coordinates":      {"address", "coordin"},
+		"Convert coordinates into an address":                 {"coordin", "address"},
+		"Searches places. Translates a text to French, fast.": {"text", "french"},
+		"Transforms Markdown into HTML, keeping links":        {"markdown", "html"},
+		"Type text into editable element":                     {"", ""}, // no conversion
+		"Convert into":                                        {"", ""},
+		"Returns the sum of two numbers":                      {"", ""},
+	} {
+		if from, into := conversion(desc); from != want[0] || into != want[1] {
+			t.Errorf("conversion(%q) = %q, %q, want %q", desc, from, into, want)
+		}
+	}
+}
+
 func TestRankWhy(t *testing.T) {
 	tools := []tool{{"gh", "create_issue", "Create a new issue in a GitHub repository",
 		`,"inputSchema":{"properties":{"labels":{"description":"Labels to add"}}}`}}

@@ -55,7 +55,7 @@ func TestThesaurusVocabulary(t *testing.T) {
 		{"person", "entity"}, {"notifications", "subscribe"},
 		{"sed", "edit"}, {"printenv", "environment"}, {"ts", "timestamp"}, {"thumbs-up", "reaction"}, {"vector store", "knowledge base"},
 		{"stylesheet", "media"}, {"roll my-redis forward", "upgrade"}, {"return to", "back"},
-		{"pull feature/x into main", "pull request"},
+		{"pull feature/x into main", "pull request"}, {"coords", "geocode"}, {"lat/lng", "geocode"},
 		{"kubectl label ns dev", "kubectl generic"}, {"kubectl config current-context", "kubectl context"}, // a CLI's subcommands
 	} {
 		if got := matches(c.word); !slices.Contains(got, c.want) {

@@ -298,6 +298,8 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(f), alts: []alt{{kindTerm(kind), weightShape}}, shape: true, kind: kind})
 	} else if isDigits(strings.TrimLeft(lower, "#")) || isDecimal(lower) {
 		w *= weightValueWord // a number is an argument: PR 42, the last 20 lines
+	} else if isAssignment(lower) {
+		w *= weightValueWord // an argument too: team=platform, LOG_LEVEL=debug
 	}
 	for _, t := range tokenize(f, nil) {
 		qw.tokens = append(qw.tokens, queryToken{t, w, false})
@@ -649,6 +651,13 @@ func isEnvName(f string) bool {
 		}
 	}
 	return true
+}
+
+// isAssignment reports whether a query's word gives a key a value
+// (team=platform, LOG_LEVEL=debug, --replicas=3).
+func isAssignment(w string) bool {
+	key, value, ok := strings.Cut(strings.TrimLeft(w, "-"), "=")
+	return ok && isName(key) && value != "" && !strings.ContainsAny(value, "=")
 }
 
 // isNumber reports whether a query's word is a number (19, -1.5, 23?).

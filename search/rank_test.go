@@ -458,6 +458,8 @@ func TestParseQuery(t *testing.T) {
 		"what street is at 40.75, -73.98?":            {"street=street", "40=40@0.23", "75=75@0.23", "73=73@0.25", "98=98@0.25", "40.75,=coordin"},
 		// A statement of SQL is a value: its words name tables, its kind the tool.
 		"run SELECT name FROM users": {"run=run", "select=select@0.25", "name=name@0.25", "users=user@0.25", "select name from users=sql"},
+		// A key's value is an argument, as a number is.
+		"label ns dev team=platform": {"label=label", "ns=ns", "dev=dev", "team=team@0.25", "platform=platform@0.25"},
 		// A + between numbers is the word plus.
 		"what's 19 + 23": {"19=19@0.25", "plus=plu", "23=23@0.25"},
 		"cpu + memory":   {"cpu=cpu", "memory=memori"},
@@ -528,6 +530,17 @@ func TestCodeSpan(t *testing.T) {
 		from, to := codeSpan(fields)
 		if got := strings.Join(fields[from:to], " "); got != want {
 			t.Errorf("codeSpan(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
+
+func TestIsAssignment(t *testing.T) {
+	for w, want := range map[string]bool{
+		"team=platform": true, "log_level=debug": true, "--replicas=3": true, "n=4": true,
+		"a=b=c": false, "=x": false, "x=": false, "==": false, "priority": false, "count(*)=1": false,
+	} {
+		if got := isAssignment(w); got != want {
+			t.Errorf("isAssignment(%q) = %v, want %v", w, got, want)
 		}
 	}
 }

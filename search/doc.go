@@ -415,10 +415,10 @@ func (d *Doc) position(term string) int16 {
 // conversion returns the terms of what a description says the tool
 // converts from and into, the last word of each ("Convert an address into
 // geographic coordinates": address, coordinates), or "", "": a sentence
-// with a verb of conversion (convert, translate, transform, turn), then
+// with a verb of conversion (convert, translate, transform), then
 // what it converts, "into" or "to", and the result.
 func conversion(desc string) (from, into string) {
-	if !strings.Contains(desc, "onvert") && !strings.Contains(desc, "ranslat") && !strings.Contains(desc, "ransform") && !strings.Contains(desc, "urn") {
+	if !strings.Contains(desc, "onvert") && !strings.Contains(desc, "ranslat") && !strings.Contains(desc, "ransform") {
 		return "", "" // most descriptions: nothing to split
 	}
 	for sentence := range strings.SplitSeq(desc, ".") {
@@ -443,7 +443,7 @@ func conversion(desc string) (from, into string) {
 
 func isConversionVerb(w string) bool {
 	switch w {
-	case "convert", "converts", "translate", "translates", "transform", "transforms", "turn", "turns":
+	case "convert", "converts", "translate", "translates", "transform", "transforms":
 		return true
 	}
 	return false

@@ -34,21 +34,20 @@ var intentSets = []string{"dev", "heldout", "unseen", "fresh", "blind4", "blind5
 
 // floors are, per intent set, the recall@5 and MRR@10 under which the
 // benchmark fails (a regression): just under what the ranker reaches
-// (dev 0.970 and 0.890, held-out 0.982 and 0.897, unseen 0.966 and 0.867,
-// fresh 0.984 and 0.906, studied in the seventh round, blind5 0.928 and
-// 0.767); blind4's, written blind before the fourth round and only
-// measured, with a wider margin (0.955 and 0.844; 0.903 and 0.786 when it
-// was written); blind6's, written blind after the sixth round, likewise
-// (0.854 and 0.707 after the seventh round; 0.826 and 0.673 with the ranker
-// of the fifth). And the ranker must stay above plain BM25 on every set.
+// (dev 0.970 and 0.892, held-out 0.982 and 0.897, unseen 0.966 and 0.868,
+// fresh 0.984 and 0.912, blind5 0.946 and 0.795, blind6 0.904 and 0.760,
+// studied in the eighth round: 0.854 and 0.707 before it); blind4's,
+// written blind before the fourth round and only measured, with a wider
+// margin (0.955 and 0.844; 0.903 and 0.786 when it was written). And the
+// ranker must stay above plain BM25 on every set.
 var floors = map[string]struct{ recall5, mrr float64 }{
 	"dev":     {0.96, 0.88},
 	"heldout": {0.96, 0.885},
 	"unseen":  {0.955, 0.855},
-	"fresh":   {0.975, 0.895},
+	"fresh":   {0.975, 0.90},
 	"blind4":  {0.92, 0.815},
-	"blind5":  {0.915, 0.755},
-	"blind6":  {0.82, 0.675},
+	"blind5":  {0.935, 0.785},
+	"blind6":  {0.89, 0.75},
 }
 
 // corpus is the recorded tools of every server.

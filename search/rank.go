@@ -32,7 +32,9 @@ import (
 // a tool whose name says it changes something is scaled by
 // questionPenalty, when it names no action at all, by lookPenalty; and
 // when the query names a server ("in notion"), the tools of the servers it
-// does not name are scaled by otherServerPenalty.
+// does not name are scaled by otherServerPenalty. A term a tool's
+// description says it converts from, or into, counts conversionPenalty of
+// itself where the query has it on the other side (concept.wrongSide).
 //
 // Weights tuned on the development intents (testdata/README.md). A rule
 // stays only if those do not lose by it and the unseen intents' aggregates

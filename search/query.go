@@ -229,9 +229,10 @@ func readQueryWords(th *thesaurus, fields []string) queryWords {
 			}
 			continue
 		}
-		if end := quoteEnd(fields, i); end > i {
+		if end := quoteEnd(fields, i); end > i && (end > i+1 || shapeOf(fields[i]) == "") {
 			// Quoted text is what the tool is to type, find or
-			// write, not the tool.
+			// write, not the tool (a value quoted alone, "notes.md",
+			// is still a value).
 			for _, f := range fields[i:end] {
 				for _, t := range tokenize(f, nil) {
 					qw.tokens = append(qw.tokens, queryToken{t, weightQuoted, false})

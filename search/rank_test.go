@@ -465,6 +465,7 @@ func TestParseQuery(t *testing.T) {
 		"cpu + memory":   {"cpu=cpu", "memory=memori"},
 		// Quoted text is what the tool is to type, find or write.
 		`trash the notion page "Old meeting notes"`: {"trash=trash", "notion=notion", "page=page", "old=old@0.25", "meeting=meet@0.25", "notes=note@0.25"},
+		`save it to "notes.md"`:                     {"save=save", "notes=note@0.23", "md=md@0.23", "\"notes.md\"=file"},
 		// So is code quoted in backticks: its words name its own things.
 		"where is `func NewRouter` defined": {"func=func@0.25", "new=new@0.25", "router=router@0.25", "newrouter=newrout@0.25", "defined=defin", "where=where@0", "func newrouter=code"},
 	} {

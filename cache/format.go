@@ -8,7 +8,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/mcpx-dev/mcpx/internal/lazy"
 )
 
 // FormatOf derives a format identifier from the shape of t: 16 hex digits of
@@ -105,7 +106,7 @@ func describe(b *strings.Builder, t reflect.Type, stack []reflect.Type) {
 
 // snapshotFormat is the format of the current Snapshot type, computed on
 // first use (nothing runs at package init).
-var snapshotFormat = sync.OnceValue(func() string { return FormatOf(reflect.TypeFor[Snapshot]()) })
+var snapshotFormat = lazy.Value[string]{New: func() string { return FormatOf(reflect.TypeFor[Snapshot]()) }}
 
 // SnapshotFormat is the format Save writes and Load accepts.
-func SnapshotFormat() string { return snapshotFormat() }
+func SnapshotFormat() string { return snapshotFormat.Get() }

@@ -15,8 +15,8 @@ const fuzzHash = config.ServerHash("0123456789abcdef")
 // names. Load must refuse anything that is not a snapshot of this format
 // for this server, and never panic.
 func FuzzSnapshot(f *testing.F) {
-	f.Add([]byte(`{"format":"` + snapshotFormat() + `","serverHash":"0123456789abcdef","tools":[{"name":"t"}]}`))
-	f.Add([]byte(`{"format":"` + snapshotFormat() + `","serverHash":"0123456789abcdef","tools":[],"extra":1}`))
+	f.Add([]byte(`{"format":"` + snapshotFormat.Get() + `","serverHash":"0123456789abcdef","tools":[{"name":"t"}]}`))
+	f.Add([]byte(`{"format":"` + snapshotFormat.Get() + `","serverHash":"0123456789abcdef","tools":[],"extra":1}`))
 	f.Add([]byte(`{"format":"other"}`))
 	f.Fuzz(func(t *testing.T, blob []byte) {
 		dir := t.TempDir()
@@ -29,7 +29,7 @@ func FuzzSnapshot(f *testing.F) {
 			t.Fatal(err)
 		}
 		s := NewSchemas(store, filepath.Join(dir, "schemas"))
-		if err := writeFileAtomic(s.dir, string(fuzzHash)+".json", []byte(`{"serverHash":"`+string(fuzzHash)+`","digest":"`+string(d)+`","format":"`+snapshotFormat()+`"}`)); err != nil {
+		if err := writeFileAtomic(s.dir, string(fuzzHash)+".json", []byte(`{"serverHash":"`+string(fuzzHash)+`","digest":"`+string(d)+`","format":"`+snapshotFormat.Get()+`"}`)); err != nil {
 			t.Fatal(err)
 		}
 		snap, err := s.Load(fuzzHash)

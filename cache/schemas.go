@@ -242,9 +242,9 @@ func (c *Schemas) load(h config.ServerHash) (*Snapshot, Digest, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if ref.Format != snapshotFormat() {
+	if ref.Format != snapshotFormat.Get() {
 		return nil, "", &MissError{Server: h, Digest: ref.Digest, Reason: ReasonFormat,
-			Detail: fmt.Sprintf("saved as %s, this mcpx reads %s", ref.Format, snapshotFormat())}
+			Detail: fmt.Sprintf("saved as %s, this mcpx reads %s", ref.Format, snapshotFormat.Get())}
 	}
 	data, err := c.store.Get(ref.Digest)
 	var miss *MissError
@@ -263,9 +263,9 @@ func (c *Schemas) load(h config.ServerHash) (*Snapshot, Digest, error) {
 		_ = c.dropRef(h, ref.Digest)
 		return nil, "", &MissError{Server: h, Digest: ref.Digest, Reason: ReasonBadSnapshot, Detail: err.Error()}
 	}
-	if head.Format != snapshotFormat() {
+	if head.Format != snapshotFormat.Get() {
 		return nil, "", &MissError{Server: h, Digest: ref.Digest, Reason: ReasonFormat,
-			Detail: fmt.Sprintf("snapshot is %s, this mcpx reads %s", head.Format, snapshotFormat())}
+			Detail: fmt.Sprintf("snapshot is %s, this mcpx reads %s", head.Format, snapshotFormat.Get())}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -332,7 +332,7 @@ func (c *Schemas) Save(snap *Snapshot) error {
 	if !validHash(h) {
 		return fmt.Errorf("save schema snapshot: malformed server hash %q", h)
 	}
-	snap.Format = snapshotFormat()
+	snap.Format = snapshotFormat.Get()
 	if snap.Error != "" {
 		snap.FetchedAt = nil
 	}
@@ -347,7 +347,7 @@ func (c *Schemas) Save(snap *Snapshot) error {
 		return fmt.Errorf("save schema snapshot for server %s: %w", h, err)
 	}
 	defer lease.Release()
-	ref, err := json.Marshal(Ref{ServerHash: h, Digest: d, Format: snapshotFormat(), SavedAt: c.store.now().UTC()})
+	ref, err := json.Marshal(Ref{ServerHash: h, Digest: d, Format: snapshotFormat.Get(), SavedAt: c.store.now().UTC()})
 	if err != nil {
 		return fmt.Errorf("save schema snapshot for server %s: %w", h, err)
 	}

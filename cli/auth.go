@@ -15,12 +15,6 @@ import (
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
-func init() {
-	register(loginCommand)
-	register(logoutCommand)
-	register(authCommand)
-}
-
 // login logs in to a remote server that needs OAuth: the daemon gives the
 // authorization URL and receives the loopback redirect; the CLI opens the
 // browser ($BROWSER, else xdg-open/open) or prints the URL.

@@ -15,8 +15,6 @@ import (
 	"github.com/mcpx-dev/mcpx/config"
 )
 
-func init() { register(cacheCommand) }
-
 // cacheLsDoc is `mcpx cache ls --json`.
 type cacheLsDoc struct {
 	Dir        string        `json:"dir"`

@@ -20,8 +20,6 @@ import (
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
-func init() { register(callCommand) }
-
 // call calls a tool. Text content goes to stdout; binary content was moved
 // to the cache by the daemon and is printed as its path (or copied out with
 // --save). A result with isError prints its text on stderr and exits 1.

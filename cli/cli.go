@@ -65,12 +65,47 @@ func Main(ctx context.Context, args []string, hooks Hooks) int {
 	return code
 }
 
-// factories build the commands; each command file registers one.
-var factories []func(*App) *ucli.Command
-
-// register adds a command to every App. Called from init in the command's
-// file.
-func register(f func(*App) *ucli.Command) { factories = append(factories, f) }
+// factories build the commands, one a command (root sorts them by name).
+// A list the compiler lays out, not an init in each command's file: 34
+// init functions spread over the package's code cost every process, `mcpx
+// version` included, a page fault for each page of code they touch, and
+// the list's growth a few heap spans.
+var factories = [...]func(*App) *ucli.Command{
+	authCommand,
+	cacheCommand,
+	callCommand,
+	configCommand,
+	daemonCommand,
+	daemonsCommand,
+	demoServerCommand,
+	doctorCommand,
+	helpCommand,
+	initCommand,
+	installCommand,
+	loginCommand,
+	logoutCommand,
+	logsCommand,
+	lsCommand,
+	manCommand,
+	promptCommand,
+	promptsCommand,
+	readCommand,
+	refreshCommand,
+	resolveCommand,
+	resourcesCommand,
+	restartCommand,
+	schemaCommand,
+	searchCommand,
+	serveCommand,
+	statusCommand,
+	stopCommand,
+	taskCommand,
+	tasksCommand,
+	trustCommand,
+	uninstallCommand,
+	untrustCommand,
+	versionCommand,
+}
 
 // Run parses args and runs the command, reporting any failure on a.Stderr.
 func (a *App) Run(ctx context.Context, args []string) int {

@@ -10,8 +10,6 @@ import (
 	"github.com/mcpx-dev/mcpx/config"
 )
 
-func init() { register(configCommand) }
-
 // configDoc is `config --json`.
 type configDoc struct {
 	DaemonKey  config.DaemonKey         `json:"daemonKey"`

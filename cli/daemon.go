@@ -6,8 +6,6 @@ import (
 	ucli "github.com/urfave/cli/v3"
 )
 
-func init() { register(daemonCommand) }
-
 // daemon runs the service process, which is mcpxd's (`mcpxd daemon --key
 // K`); the units, agents and the direct manager start mcpxd directly.
 func daemonCommand(a *App) *ucli.Command {

@@ -16,8 +16,6 @@ import (
 	"github.com/mcpx-dev/mcpx/service"
 )
 
-func init() { register(daemonsCommand) }
-
 // Daemon states of `mcpx daemons`.
 const (
 	daemonRunning = "running" // a process serves the key

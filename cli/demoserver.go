@@ -6,8 +6,6 @@ import (
 	ucli "github.com/urfave/cli/v3"
 )
 
-func init() { register(demoServerCommand) }
-
 // demo-server serves the built-in demo MCP server on stdio by exec'ing
 // `mcpxd demo-server` (the built-in default config runs mcpxd directly).
 func demoServerCommand(a *App) *ucli.Command {

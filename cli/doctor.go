@@ -21,8 +21,6 @@ import (
 	"github.com/mcpx-dev/mcpx/service"
 )
 
-func init() { register(doctorCommand) }
-
 // Check results.
 const (
 	checkOK   = "ok"

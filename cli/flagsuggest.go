@@ -132,10 +132,16 @@ func argumentForm(name string, args []string) string {
 	return name + "=VALUE"
 }
 
-// neverSuggested are flags a mistyped one is never steered to: they
+// neverSuggested reports the flags a mistyped one is never steered to: they
 // confirm or force what mcpx would otherwise ask about or refuse. A user
 // who means them writes them.
-var neverSuggested = map[string]bool{"yes": true, "y": true, "force": true, "no-key": true}
+func neverSuggested(name string) bool {
+	switch name {
+	case "yes", "y", "force", "no-key":
+		return true
+	}
+	return false
+}
 
 // nearestFlag suggests the flag of cmd (and of its ancestors, whose flags
 // it inherits) that name is a likely typo of: one edit away (an adjacent
@@ -156,7 +162,7 @@ func nearestFlag(cmd *ucli.Command, name string) string {
 	for _, c := range cmd.Lineage() {
 		for _, f := range c.Flags {
 			for _, cand := range f.Names() {
-				if utf8.RuneCountInString(cand) < 2 || neverSuggested[cand] {
+				if utf8.RuneCountInString(cand) < 2 || neverSuggested(cand) {
 					continue
 				}
 				if d := typoDistance(strings.ToLower(name), strings.ToLower(cand)); d < bestD {

@@ -15,8 +15,6 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/schemadoc"
 )
 
-func init() { register(helpCommand) }
-
 // help shows the help of mcpx, of a command (`help cache gc`), or of a
 // tool (`help NS.TOOL`, the same as `call NS.TOOL --help`).
 func helpCommand(a *App) *ucli.Command {

@@ -14,8 +14,6 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/mcpxd"
 )
 
-func init() { register(initCommand) }
-
 // init writes a starter .mcp.json (the format every MCP host reads) in the
 // working directory (or -C DIR). It never overwrites.
 //

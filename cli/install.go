@@ -13,8 +13,6 @@ import (
 	"github.com/mcpx-dev/mcpx/units"
 )
 
-func init() { register(installCommand) }
-
 // installDoc is `mcpx install --json` and `mcpx uninstall --json`.
 type installDoc struct {
 	Manager string `json:"manager"`
@@ -83,8 +81,6 @@ func installCommand(a *App) *ucli.Command {
 		},
 	}
 }
-
-func init() { register(uninstallCommand) }
 
 // uninstall stops every instance and removes the unit templates or agents.
 func uninstallCommand(a *App) *ucli.Command {

@@ -19,7 +19,7 @@ import (
 // have seen without the handler (and stops a script's loop on ^C).
 
 // interruptSignals are the signals a command may take over.
-var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
+var interruptSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM}
 
 // received is the signal a handler took over (nil: none).
 var received atomic.Value

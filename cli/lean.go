@@ -28,23 +28,39 @@ type invocation interface {
 	FullName() string
 }
 
-// leanCommands are the commands a lean line may run: how to build each
-// (for its flags' defaults) and its action.
-var leanCommands = map[string]struct {
-	build func(*App) *ucli.Command
-	run   func(*App, context.Context, invocation) error
-}{
-	"call":    {callCommand, (*App).callRun},
-	"ls":      {lsCommand, (*App).lsRun},
-	"search":  {searchCommand, (*App).searchRun},
-	"schema":  {schemaCommand, (*App).schemaRun},
-	"version": {versionCommand, (*App).versionRun},
+// leanCommand is the command a lean line may run: how to build it (for
+// its flags' defaults) and its action. Switches, not maps: a package-level
+// map is built at init, in every process.
+func leanCommand(name string) (build func(*App) *ucli.Command, run func(*App, context.Context, invocation) error, ok bool) {
+	switch name {
+	case "call":
+		return callCommand, (*App).callRun, true
+	case "ls":
+		return lsCommand, (*App).lsRun, true
+	case "search":
+		return searchCommand, (*App).searchRun, true
+	case "schema":
+		return schemaCommand, (*App).schemaRun, true
+	case "version":
+		return versionCommand, (*App).versionRun, true
+	}
+	return nil, nil, false
 }
 
-// leanGlobals are the global flags a lean line may give (each once):
+// leanGlobal names the global flag a lean line may give (each once):
 // --json, and -C/--directory and --config with a value ("-C DIR" or
 // "-C=DIR").
-var leanGlobals = map[string]string{"--json": "json", "-C": "directory", "--directory": "directory", "--config": "config"}
+func leanGlobal(flag string) (name string, ok bool) {
+	switch flag {
+	case "--json":
+		return "json", true
+	case "-C", "--directory":
+		return "directory", true
+	case "--config":
+		return "config", true
+	}
+	return "", false
+}
 
 // runLean runs args when they are a lean line (parseLean); ok is false for
 // any other line, which urfave/cli then runs.
@@ -65,7 +81,7 @@ func (a *App) runLean(ctx context.Context, args []string) (ok bool, err error) {
 }
 
 // parseLean reads args as a lean line: a lean command whose other
-// arguments are positional, with the global flags of leanGlobals anywhere.
+// arguments are positional, with the global flags of leanGlobal anywhere.
 func (a *App) parseLean(args []string) (line *leanLine, run func(*App, context.Context, invocation) error, ok bool) {
 	given := map[string]bool{}
 	line = &leanLine{flags: map[string]any{"json": false, "config": "", "directory": ""}, given: given}
@@ -81,7 +97,7 @@ func (a *App) parseLean(args []string) (line *leanLine, run func(*App, context.C
 			continue
 		}
 		flag, value, hasValue := strings.Cut(arg, "=")
-		global, known := leanGlobals[flag]
+		global, known := leanGlobal(flag)
 		if !known || given[global] {
 			return nil, nil, false
 		}
@@ -105,12 +121,12 @@ func (a *App) parseLean(args []string) (line *leanLine, run func(*App, context.C
 		}
 		line.flags[global] = value
 	}
-	cmd, found := leanCommands[name]
+	build, run, found := leanCommand(name)
 	if !found {
 		return nil, nil, false
 	}
 	line.name = "mcpx " + name
-	for _, f := range cmd.build(a).Flags {
+	for _, f := range build(a).Flags {
 		switch f := f.(type) {
 		case *ucli.BoolFlag:
 			line.flags[f.Name] = f.Value
@@ -122,7 +138,7 @@ func (a *App) parseLean(args []string) (line *leanLine, run func(*App, context.C
 			return nil, nil, false // a flag kind lean lines do not know
 		}
 	}
-	return line, cmd.run, true
+	return line, run, true
 }
 
 // leanLine is a lean command line: every flag at its default but the

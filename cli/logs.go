@@ -17,8 +17,6 @@ import (
 	"github.com/mcpx-dev/mcpx/service"
 )
 
-func init() { register(logsCommand) }
-
 // logs shows the daemon's log: the journal under systemd, else the log file
 // the direct manager (or the launchd agent) writes.
 //

@@ -13,8 +13,6 @@ import (
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
-func init() { register(lsCommand) }
-
 // ls lists namespaces, or one namespace's tools, from the daemon's schema
 // cache; it never starts a server.
 //

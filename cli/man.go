@@ -9,12 +9,10 @@ import (
 	"strings"
 	"time"
 
-	ucli "github.com/urfave/cli/v3"
-
+	"github.com/mcpx-dev/mcpx/internal/lazy"
 	"github.com/mcpx-dev/mcpx/internal/version"
+	ucli "github.com/urfave/cli/v3"
 )
-
-func init() { register(manCommand) }
 
 // man prints the manual page mcpx(1) in roff, made from the same command
 // definitions `mcpx help` prints (TestManPageAgreesWithHelp holds them
@@ -234,7 +232,12 @@ func flagLine(f ucli.Flag) string {
 // roffEscape makes s safe inside a roff line: backslashes, hyphens (a
 // plain '-' may print as a Unicode hyphen, which breaks copied flags) and
 // quotes that roff would turn typographic.
-var roffEscape = strings.NewReplacer(`\`, `\e`, "-", `\-`, "`", `\(ga`, "'", `\(aq`).Replace
+func roffEscape(s string) string { return roffEscaper.Get().Replace(s) }
+
+// roffEscaper is built on first use: at init it would cost every process.
+var roffEscaper = lazy.Value[*strings.Replacer]{New: func() *strings.Replacer {
+	return strings.NewReplacer(`\`, `\e`, "-", `\-`, "`", `\(ga`, "'", `\(aq`)
+}}
 
 // roffLine escapes s for a text line, or the arguments of a macro line
 // (where a double quote would start a quoted argument).

@@ -12,9 +12,6 @@ import (
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
-func init() { register(promptsCommand) }
-func init() { register(promptCommand) }
-
 // prompts lists prompts with their arguments from the schema cache; it never
 // starts a server.
 //

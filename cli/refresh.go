@@ -11,8 +11,6 @@ import (
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
-func init() { register(refreshCommand) }
-
 // refresh refetches schemas (starting the servers it needs to).
 //
 // --json: api.RefreshResponse.

@@ -14,8 +14,6 @@ import (
 	"github.com/mcpx-dev/mcpx/resolve"
 )
 
-func init() { register(resolveCommand) }
-
 // resolve prints which daemon serves a directory: the document of GET
 // /v1/resolve (api.Resolve), computed here from files. It never connects to
 // a socket and never starts anything.

@@ -12,9 +12,6 @@ import (
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
-func init() { register(resourcesCommand) }
-func init() { register(readCommand) }
-
 // resources lists resources and resource templates from the schema cache;
 // it never starts a server.
 //

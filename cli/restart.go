@@ -7,8 +7,6 @@ import (
 	ucli "github.com/urfave/cli/v3"
 )
 
-func init() { register(restartCommand) }
-
 // restart stops running server instances so the next call starts fresh.
 //
 // --json: api.RestartResponse.

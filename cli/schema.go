@@ -10,8 +10,6 @@ import (
 	ucli "github.com/urfave/cli/v3"
 )
 
-func init() { register(schemaCommand) }
-
 // schema prints tool definitions from the schema cache: as JSON (the
 // definition exactly as the server sent it; an array for a namespace) or as
 // TypeScript declarations.

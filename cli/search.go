@@ -10,8 +10,6 @@ import (
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
-func init() { register(searchCommand) }
-
 // search ranks tools by the given words (the search package, in the
 // daemon: names, titles, descriptions, parameters, enum values and server
 // instructions, with a thesaurus of tool vocabulary). It never starts a

@@ -9,8 +9,6 @@ import (
 	ucli "github.com/urfave/cli/v3"
 )
 
-func init() { register(serveCommand) }
-
 // serve runs mcpx as one MCP server in front of every configured server:
 // package serve needs mcp-go, so this execs `mcpxd serve`. Its flags are
 // its own; the global -C and --config are passed on.

@@ -17,8 +17,6 @@ import (
 	"github.com/mcpx-dev/mcpx/service"
 )
 
-func init() { register(statusCommand) }
-
 // statusDoc is `mcpx status --json` (documented in docs/service.md).
 type statusDoc struct {
 	DaemonKey string   `json:"daemonKey"`

@@ -10,8 +10,6 @@ import (
 	"github.com/mcpx-dev/mcpx/service"
 )
 
-func init() { register(stopCommand) }
-
 // stopResult is one daemon `stop` acted on.
 type stopResult struct {
 	DaemonKey  config.DaemonKey `json:"daemonKey"`

@@ -13,9 +13,6 @@ import (
 	"github.com/mcpx-dev/mcpx/daemon/api"
 )
 
-func init() { register(taskCommand) }
-func init() { register(tasksCommand) }
-
 // Tasks (MCP 2025-11-25): the daemon runs a tool whose taskSupport is
 // "required" (or "optional" with --task) as a task and follows it. `call`
 // waits for the outcome — on a terminal it shows the task's status while it

@@ -13,9 +13,6 @@ import (
 	"github.com/mcpx-dev/mcpx/config"
 )
 
-func init() { register(trustCommand) }
-func init() { register(untrustCommand) }
-
 // trustDoc is `trust --json` and `trust --list --json`.
 type trustDoc struct {
 	Trusted []trustEntry `json:"trusted"`

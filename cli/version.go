@@ -10,8 +10,6 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/version"
 )
 
-func init() { register(versionCommand) }
-
 // version prints the version.
 //
 // --json: {"version", "go", "os", "arch"}.

@@ -235,7 +235,7 @@ func (d *doc) checkTransport(n *node, s *Server, name, typ string, typAt, urlAt 
 	default:
 		msg := fmt.Sprintf("server %q: needs a \"command\" (stdio) or a \"url\" (http, sse)", name)
 		for _, k := range n.members {
-			if hint, ok := otherURLKeys[k.name]; ok && !isNull(d, k.val) {
+			if hint, ok := otherURLKey(k.name); ok && !isNull(d, k.val) {
 				msg += fmt.Sprintf("; %q is %s, write \"url\" here", k.name, hint)
 				break
 			}
@@ -245,11 +245,17 @@ func (d *doc) checkTransport(n *node, s *Server, name, typ string, typAt, urlAt 
 	return nil
 }
 
-// otherURLKeys are other hosts' spellings of a server's URL, named in the
-// message of an entry that has neither command nor url.
-var otherURLKeys = map[string]string{
-	"serverUrl": "Windsurf's spelling",
-	"httpUrl":   "Gemini CLI's spelling (streamable HTTP)",
+// otherURLKey names another host's spelling of a server's URL, for the
+// message of an entry that has neither command nor url. A switch, not a
+// map: a package-level map is built at init, in every process.
+func otherURLKey(key string) (hint string, ok bool) {
+	switch key {
+	case "serverUrl":
+		return "Windsurf's spelling", true
+	case "httpUrl":
+		return "Gemini CLI's spelling (streamable HTTP)", true
+	}
+	return "", false
 }
 
 // checkRefs finds the first ${...} in a value mcpx expands (command, args,

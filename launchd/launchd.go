@@ -24,11 +24,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"text/template"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/daemonkey"
+	"github.com/mcpx-dev/mcpx/internal/lazy"
 	"github.com/mcpx-dev/mcpx/internal/version"
 )
 
@@ -55,9 +55,9 @@ var (
 var plistText string
 
 // plistTmpl is parsed on first use: nothing runs at package init.
-var plistTmpl = sync.OnceValue(func() *template.Template {
+var plistTmpl = lazy.Value[*template.Template]{New: func() *template.Template {
 	return template.Must(template.New("agent").Funcs(template.FuncMap{"x": xmlEscape}).Parse(plistText))
-})
+}}
 
 // EnvPassed are the variables an agent gets from the environment of the
 // command that writes it: what the daemon needs to find the runtime
@@ -162,7 +162,7 @@ func (a *Agents) Render(key, socket, log string) ([]byte, error) {
 	}
 	sort.Slice(env, func(i, j int) bool { return env[i].Name < env[j].Name })
 	var b bytes.Buffer
-	err := plistTmpl().Execute(&b, map[string]any{
+	err := plistTmpl.Get().Execute(&b, map[string]any{
 		"Version": version.String(), "Label": Label(key), "Key": key,
 		"Bin": a.Bin, "Socket": socket, "Log": log, "Env": env,
 		"Throttle": ThrottleInterval, "ExitTimeout": ExitTimeout,

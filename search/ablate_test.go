@@ -3,6 +3,8 @@ package search
 import (
 	"os"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/lazy"
 )
 
 // TestAblate measures the ranker with one rule off at a time, on the
@@ -60,7 +62,7 @@ func TestAblate(t *testing.T) {
 		}},
 		{"irregular forms", func() func() {
 			keep := irregular
-			irregular = func() map[string]string { return nil }
+			irregular = &lazy.Value[map[string]string]{New: func() map[string]string { return nil }}
 			return func() { irregular = keep }
 		}},
 		{"second hop", func() func() { return set(&weightSecondHop, 0) }},

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/mcpx-dev/mcpx/internal/lazy"
 )
 
 // words splits text into words at anything that is not a letter or digit,
@@ -133,7 +135,7 @@ func term(w string) (string, bool) {
 		// Porter makes them "new" and "access", other words.
 		return w, true
 	}
-	if base, ok := irregular()[w]; ok {
+	if base, ok := irregular.Get()[w]; ok {
 		w = base
 	}
 	return stem(w), true
@@ -146,7 +148,7 @@ func term(w string) (string, bool) {
 // here. Built on first use: the CLI links this package for its
 // did-you-mean suggestions, and as a package-level map it was built at the
 // start of every mcpx process (18,000 instructions, 2 % of `mcpx version`).
-var irregular = sync.OnceValue(func() map[string]string {
+var irregular = &lazy.Value[map[string]string]{New: func() map[string]string {
 	return map[string]string{
 		"sent": "send", "ran": "run", "made": "make", "wrote": "write", "written": "write",
 		"overwrote": "overwrite", "overwritten": "overwrite", "rewrote": "rewrite", "rewritten": "rewrite",
@@ -165,7 +167,7 @@ var irregular = sync.OnceValue(func() map[string]string {
 		"children": "child", "men": "man", "women": "woman", "mice": "mouse", "indices": "index",
 		"vertices": "vertex", "matrices": "matrix", "analyses": "analysis", "criteria": "criterion",
 	}
-})
+}}
 
 // stopWords are words too common in requests and tool descriptions to say
 // anything about a tool: English function words and the filler of a

@@ -16,10 +16,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"text/template"
 
 	"github.com/mcpx-dev/mcpx/internal/daemonkey"
+	"github.com/mcpx-dev/mcpx/internal/lazy"
 	"github.com/mcpx-dev/mcpx/internal/version"
 )
 
@@ -48,7 +48,7 @@ var (
 var templates embed.FS
 
 // tmpl is parsed on first use: nothing runs at package init.
-var tmpl = sync.OnceValue(func() *template.Template { return template.Must(template.ParseFS(templates, "templates/*")) })
+var tmpl = lazy.Value[*template.Template]{New: func() *template.Template { return template.Must(template.ParseFS(templates, "templates/*")) }}
 
 // Systemd installs and drives the units of one user manager. It is not safe
 // for concurrent use; Close releases its D-Bus connection.
@@ -111,10 +111,10 @@ func (s *Systemd) Render() (socket, service []byte, err error) {
 		ForPackage                 bool
 	}{version.String(), DocURL, exec, s.ForPackage}
 	var sb, vb bytes.Buffer
-	if err := tmpl().ExecuteTemplate(&sb, SocketTemplate, data); err != nil {
+	if err := tmpl.Get().ExecuteTemplate(&sb, SocketTemplate, data); err != nil {
 		return nil, nil, fmt.Errorf("render %s: %w", SocketTemplate, err)
 	}
-	if err := tmpl().ExecuteTemplate(&vb, ServiceTemplate, data); err != nil {
+	if err := tmpl.Get().ExecuteTemplate(&vb, ServiceTemplate, data); err != nil {
 		return nil, nil, fmt.Errorf("render %s: %w", ServiceTemplate, err)
 	}
 	return sb.Bytes(), vb.Bytes(), nil

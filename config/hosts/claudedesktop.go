@@ -8,7 +8,7 @@ import "path/filepath"
 var claudeDesktop = &Host{
 	Name:   "claude-desktop",
 	Title:  "Claude Desktop",
-	format: always(JSON),
+	format: jsonFormat,
 	user: func(e Env) []string {
 		if e.AppSupport != "" {
 			return []string{filepath.Join(e.AppSupport, "Claude", "claude_desktop_config.json")}

@@ -15,7 +15,7 @@ import (
 var cline = &Host{
 	Name:   "cline",
 	Title:  "Cline",
-	format: always(JSON),
+	format: jsonFormat,
 	user: func(e Env) []string {
 		base := filepath.Join(e.ConfigHome, "Code", "User")
 		if e.AppSupport != "" {

@@ -18,7 +18,7 @@ var codex = &Host{
 	Name:            "codex",
 	Title:           "Codex",
 	Project:         []string{".codex/config.toml"},
-	format:          always(TOML),
+	format:          tomlFormat,
 	ToolsKey:        codexEnabledTools,
 	ExcludeToolsKey: codexDisabledTools,
 	user: func(e Env) []string {

@@ -50,7 +50,7 @@ var mcpxHost = &Host{
 	Name:            "mcpx",
 	Title:           "mcpx",
 	Project:         []string{".mcpx.json", ".mcpx/config.json"},
-	format:          always(MCPX),
+	format:          mcpxFormat,
 	ToolsKey:        MCPXToolsKey,
 	ExcludeToolsKey: MCPXExcludeToolsKey,
 	user: func(e Env) []string {

@@ -11,7 +11,7 @@ var cursor = &Host{
 	Name:    "cursor",
 	Title:   "Cursor",
 	Project: []string{".cursor/mcp.json"},
-	format:  always(JSON),
+	format:  jsonFormat,
 	user: func(e Env) []string {
 		return []string{filepath.Join(e.Home, ".cursor", "mcp.json")}
 	},

@@ -19,7 +19,7 @@ var gemini = &Host{
 	Name:            "gemini",
 	Title:           "Gemini CLI",
 	Project:         []string{".gemini/settings.json"},
-	format:          always(JSON),
+	format:          jsonFormat,
 	ToolsKey:        geminiIncludeTools,
 	ExcludeToolsKey: geminiExcludeTools,
 	user: func(e Env) []string {

@@ -130,7 +130,12 @@ func (h *Host) Read(doc map[string]any, c *Context) *File {
 	return h.read(doc, c)
 }
 
-func always(f Format) func(string) Format { return func(string) Format { return f } }
+// The formats of hosts whose every file has one. Functions, not a closure
+// over the format: the compiler lays out a Host whose fields are all
+// constants and functions, where a closure is built at init.
+func jsonFormat(string) Format { return JSON }
+func tomlFormat(string) Format { return TOML }
+func mcpxFormat(string) Format { return MCPX }
 
 // All hosts, in the order their user-level files are read (after mcpx's
 // own user file).

@@ -25,7 +25,7 @@ var opencode = &Host{
 	Name:    "opencode",
 	Title:   "opencode",
 	Project: []string{"opencode.json", "opencode.jsonc"},
-	format:  always(JSON),
+	format:  jsonFormat,
 	user: func(e Env) []string {
 		d := filepath.Join(e.ConfigHome, "opencode")
 		return []string{filepath.Join(d, "opencode.json"), filepath.Join(d, "opencode.jsonc")}

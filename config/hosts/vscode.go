@@ -12,7 +12,7 @@ var vscode = &Host{
 	Name:    "vscode",
 	Title:   "VS Code",
 	Project: []string{".vscode/mcp.json"},
-	format:  always(JSON),
+	format:  jsonFormat,
 	user: func(e Env) []string {
 		base := filepath.Join(e.ConfigHome, "Code", "User")
 		if e.AppSupport != "" {

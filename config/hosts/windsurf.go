@@ -11,7 +11,7 @@ const windsurfDisabledTools = "disabledTools"
 var windsurf = &Host{
 	Name:            "windsurf",
 	Title:           "Windsurf",
-	format:          always(JSON),
+	format:          jsonFormat,
 	ExcludeToolsKey: windsurfDisabledTools,
 	user: func(e Env) []string {
 		return []string{filepath.Join(e.Home, ".codeium", "windsurf", "mcp_config.json")}

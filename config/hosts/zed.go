@@ -12,7 +12,7 @@ var zed = &Host{
 	Name:    "zed",
 	Title:   "Zed",
 	Project: []string{".zed/settings.json"},
-	format:  always(JSON),
+	format:  jsonFormat,
 	user: func(e Env) []string {
 		return []string{filepath.Join(e.ConfigHome, "zed", "settings.json")}
 	},

@@ -7,7 +7,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/mcpx-dev/mcpx/internal/lazy"
 )
 
 // Version is set at link time (-ldflags "-X .../internal/version.Version=v1.2.3");
@@ -19,18 +20,18 @@ func String() string {
 	if Version != "" {
 		return Version
 	}
-	return moduleVersion()
+	return moduleVersion.Get()
 }
 
 // moduleVersion is the main module's version from the build info, read
 // once (the daemon puts its version on every answer; parsing the build
 // info cost ~5 % of a call).
-var moduleVersion = sync.OnceValue(func() string {
+var moduleVersion = lazy.Value[string]{New: func() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
 	return "dev"
-})
+}}
 
 // BinaryID identifies the executable at path as built: its symlink-resolved
 // path, size and modification time ("path:size:mtime-ns"). Installing a

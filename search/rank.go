@@ -523,6 +523,9 @@ func explain(ix *Index, d int, q Query) []Match {
 			switch {
 			case j > 0:
 				m.Via = th.written[a.term]
+				if m.Via == "" {
+					m.Via = bridgeWritten(c.alts[0].term, a.term)
+				}
 			case c.shape:
 				m.Via = c.kind
 			}

@@ -307,3 +307,36 @@ func TestBridgeCrossValidate(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkParseBridge is what the first search pays to read the bridge.
+func BenchmarkParseBridge(b *testing.B) {
+	for b.Loop() {
+		if _, err := parseBridge(bridgeText); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestBridgeMatch: a query word the tools lack finds them through its
+// bridge words, below a word of their own, and why says through what.
+func TestBridgeMatch(t *testing.T) {
+	defer setBridge(bridgeTable{"bloat": {{"size", "size", 1}}})()
+	docs := []*Doc{
+		NewDoc(Tool{Name: "get_file_info", Description: "Get the size and times of a file."}),
+		NewDoc(Tool{Name: "read_file", Description: "Read a file."}),
+	}
+	ix := NewIndex(docs, nil)
+	hits := Rank([]*Index{ix}, ParseQuery("what is bloating the file"), 10, func(a, b Hit) int { return a.Doc - b.Doc })
+	if len(hits) != 2 || hits[0].Doc != 0 {
+		t.Fatalf("got %+v, want get_file_info first", hits)
+	}
+	if !slices.ContainsFunc(hits[0].Why, func(m Match) bool { return m.Word == "bloating" && m.Via == "size" }) {
+		t.Errorf("why %+v: want bloating via size", hits[0].Why)
+	}
+	keep := weightBridge
+	weightBridge = 0
+	defer func() { weightBridge = keep }()
+	if hits := Rank([]*Index{ix}, ParseQuery("what is bloating the file"), 10, func(a, b Hit) int { return a.Doc - b.Doc }); len(hits) == 0 || hits[0].Doc != 1 {
+		t.Errorf("without the bridge: %+v, want read_file first (the bridge decided)", hits)
+	}
+}

@@ -82,6 +82,7 @@ func TestAblate(t *testing.T) {
 		{"param names", func() func() { return set(&fieldWeight[FieldParam], 0) }},
 		{"param descriptions", func() func() { return set(&fieldWeight[FieldParamDesc], 0) }},
 		{"enum values", func() func() { return set(&fieldWeight[FieldEnum], 0) }},
+		{"learned bridge", func() func() { return set(&weightBridge, 0) }},
 		{"thesaurus related", func() func() { return set(&weightRelated, 0) }},
 		{"thesaurus equivalents", func() func() { return set(&weightEquivalent, 0) }},
 	} {

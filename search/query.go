@@ -344,6 +344,15 @@ func (b *queryBuilder) add(key, word string, own, factor float64) {
 			}
 		}
 	}
+	if weightBridge > 0 && factor > 0 {
+		// What the learned bridge says the word tends to mean, where
+		// the thesaurus says nothing of it (bridge.go).
+		for _, bw := range loadBridge()[key] {
+			if !slices.ContainsFunc(c.alts, func(a alt) bool { return a.term == bw.term }) {
+				c.alts = append(c.alts, alt{bw.term, weightBridge * factor * bw.strength})
+			}
+		}
+	}
 	slices.SortStableFunc(c.alts[1:], func(a, b alt) int { return cmp.Compare(b.weight, a.weight) })
 	b.q.concepts = append(b.q.concepts, c)
 }

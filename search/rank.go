@@ -499,23 +499,7 @@ func explain(ix *Index, d int, q Query) []Match {
 	var out []Match
 	for _, c := range q.concepts {
 		for j, a := range c.alts {
-			var fields []Field
-			if tf, ok := doc.find(a.term); ok {
-				for f := FieldName; f < FieldInstructions; f++ {
-					if tf[f] != 0 {
-						fields = append(fields, f)
-					}
-				}
-			}
-			if ix.server != nil {
-				if tf, ok := ix.server.find(a.term); ok {
-					for f := FieldInstructions; f < numFields; f++ {
-						if tf[f] != 0 {
-							fields = append(fields, f)
-						}
-					}
-				}
-			}
+			fields := matchFields(ix, doc, a.term)
 			if len(fields) == 0 {
 				continue
 			}
@@ -523,6 +507,9 @@ func explain(ix *Index, d int, q Query) []Match {
 			switch {
 			case j > 0:
 				m.Via = th.written[a.term]
+				if m.Via == "" {
+					m.Via = bridgeWritten(c.alts[0].term, a.term)
+				}
 			case c.shape:
 				m.Via = c.kind
 			}
@@ -531,4 +518,27 @@ func explain(ix *Index, d int, q Query) []Match {
 		}
 	}
 	return out
+}
+
+// matchFields are the fields where doc of ix (or its server) has term,
+// in Field order.
+func matchFields(ix *Index, doc *Doc, term string) []Field {
+	var fields []Field
+	if tf, ok := doc.find(term); ok {
+		for f := FieldName; f < FieldInstructions; f++ {
+			if tf[f] != 0 {
+				fields = append(fields, f)
+			}
+		}
+	}
+	if ix.server != nil {
+		if tf, ok := ix.server.find(term); ok {
+			for f := FieldInstructions; f < numFields; f++ {
+				if tf[f] != 0 {
+					fields = append(fields, f)
+				}
+			}
+		}
+	}
+	return fields
 }

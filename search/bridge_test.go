@@ -1,0 +1,342 @@
+package search
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// bridgeSets are the intent sets the bridge learns from: the studied ones
+// (testdata/README.md). The held-out set, blind4 and blind7 are never
+// studied, so never learned from.
+var bridgeSets = []string{"dev", "unseen", "fresh", "blind5", "blind6"}
+
+// bridgeParams are the generator's settings, chosen by cross-validation
+// across the studied sets (TestBridgeCrossValidate).
+type bridgeParams struct {
+	minIntents  int     // a pair is learned from at least this many intents
+	minTools    int     // whose answers hold the tool word in at least this many distinct tools
+	minStrength float64 // and goes with the query word at least this much above chance
+	prior       float64 // pseudo-intents of the background, smoothing a rare query word's figures
+	maxWords    int     // bridge words kept per query term, strongest first
+	serverShare float64 // a word more than this share of a server's tools have names the server, not a tool's action or object
+	allFields   bool    // bridge words from parameters' names and descriptions too, not only the tool's name, title, description and enum values
+}
+
+var defaultBridgeParams = bridgeParams{minIntents: 1, minTools: 1, minStrength: 0.2, prior: 2, maxWords: 6, serverShare: 0.3}
+
+// toolTerms are, per tool (NS.TOOL), the terms of its own text (name,
+// title, description, parameters, enum values) and how tools write each
+// term (its commonest written form).
+type toolTerms struct {
+	terms   map[string]map[string]bool
+	written map[string]string
+}
+
+func newToolTerms(c *corpus, p bridgeParams) toolTerms {
+	tt := toolTerms{terms: map[string]map[string]bool{}, written: map[string]string{}}
+	forms := map[string]map[string]int{}
+	for si, s := range c.servers {
+		// A word most of a server's tools have says which server, not
+		// what a tool does: it is no bridge word.
+		share := map[string]int{}
+		docs := make([]*Doc, len(s.parsed))
+		for ti, tool := range s.parsed {
+			docs[ti] = NewDoc(tool)
+			for _, t := range docs[ti].terms {
+				share[t.term]++
+			}
+		}
+		for ti, tool := range s.parsed {
+			set := map[string]bool{}
+			for _, t := range docs[ti].terms {
+				own := p.allFields || t.tf[FieldName] != 0 || t.tf[FieldTitle] != 0 || t.tf[FieldDescription] != 0 || t.tf[FieldEnum] != 0
+				if !strings.Contains(t.term, " ") && own && (len(s.parsed) < 4 || float64(share[t.term]) <= p.serverShare*float64(len(s.parsed))) {
+					set[t.term] = true
+				}
+			}
+			tt.terms[c.name(si, ti)] = set
+			text := []string{tool.Name, tool.Title, tool.Description}
+			for _, p := range tool.Params {
+				text = append(text, p.Name, p.Description)
+				text = append(text, p.Enum...)
+			}
+			for _, tok := range tokenize(strings.Join(text, " "), nil) {
+				if forms[tok.term] == nil {
+					forms[tok.term] = map[string]int{}
+				}
+				forms[tok.term][tok.written]++
+			}
+		}
+	}
+	for t, ws := range forms {
+		best := ""
+		for w, n := range ws {
+			if best == "" || n > ws[best] || n == ws[best] && w < best {
+				best = w
+			}
+		}
+		tt.written[t] = best
+	}
+	return tt
+}
+
+// queryTerms are the terms of a query's own words that a bridge may
+// start from (not a value's, a number's or quoted text's words), and
+// every term the query already reaches (its words and their thesaurus
+// entries), which the bridge need not explain.
+func queryTerms(q Query) (own []string, reached map[string]bool) {
+	reached = map[string]bool{}
+	for _, c := range q.concepts {
+		for _, a := range c.alts {
+			for _, t := range strings.Fields(a.term) {
+				reached[t] = true
+			}
+		}
+		if !c.shape && c.alts[0].weight >= 0.5 && !strings.Contains(c.alts[0].term, " ") {
+			own = append(own, c.alts[0].term)
+		}
+	}
+	return own, reached
+}
+
+// learnBridge learns the bridge from intents: for each query term, the
+// words of its answers' text that its intents hold more often than
+// intents at large, among the words the rest of the query does not
+// already reach. With the bridge off while it learns, so that what it
+// learns never depends on an earlier bridge.
+func learnBridge(tt toolTerms, intents []intent, p bridgeParams) bridgeTable {
+	defer setBridge(bridgeTable{})()
+	type pair struct{ q, t string }
+	nq := map[string]int{}              // intents with the query term
+	co := map[pair]int{}                // intents with the query term whose answers hold the word, unreached
+	tools := map[pair]map[string]bool{} // the distinct answers that hold it
+	bg := map[string]int{}              // intents whose answers hold the word
+	for _, in := range intents {
+		own, reached := queryTerms(ParseQuery(in.query))
+		answer := map[string]bool{}
+		for _, w := range in.want {
+			for t := range tt.terms[w] {
+				answer[t] = true
+			}
+		}
+		for t := range answer {
+			bg[t]++
+		}
+		slices.Sort(own)
+		for _, q := range slices.Compact(own) {
+			nq[q]++
+			for t := range answer {
+				if reached[t] {
+					continue
+				}
+				k := pair{q, t}
+				co[k]++
+				if tools[k] == nil {
+					tools[k] = map[string]bool{}
+				}
+				for _, w := range in.want {
+					if tt.terms[w][t] {
+						tools[k][w] = true
+					}
+				}
+			}
+		}
+	}
+	n := float64(len(intents))
+	b := bridgeTable{}
+	for k, c := range co {
+		if c < p.minIntents || len(tools[k]) < p.minTools {
+			continue
+		}
+		chance := float64(bg[k.t]) / n
+		given := (float64(c) + p.prior*chance) / (float64(nq[k.q]) + p.prior)
+		s := (given - chance) / (1 - chance)
+		if s < p.minStrength {
+			continue
+		}
+		b[k.q] = append(b[k.q], bridgeWord{k.t, tt.written[k.t], math.Round(min(s, 1)*1000) / 1000})
+	}
+	for q, ws := range b {
+		slices.SortFunc(ws, func(a, b bridgeWord) int {
+			if c := cmp.Compare(b.strength, a.strength); c != 0 {
+				return c
+			}
+			return strings.Compare(a.term, b.term)
+		})
+		b[q] = ws[:min(len(ws), p.maxWords)]
+	}
+	return b
+}
+
+// format writes b in bridge.txt's format, its terms sorted.
+func (b bridgeTable) format() string {
+	var sb strings.Builder
+	sb.WriteString("# Generated by TestBridgeFile (MCPX_SEARCH_BRIDGE=write go test ./search -run BridgeFile): see bridge.go.\n")
+	sb.WriteString("# query term\tbridge word (term, as tools write it, strength 0-1)…\n")
+	keys := make([]string, 0, len(b))
+	for q := range b {
+		keys = append(keys, q)
+	}
+	slices.Sort(keys)
+	for _, q := range keys {
+		sb.WriteString(q)
+		for _, w := range b[q] {
+			sb.WriteString("\t" + w.term + " " + w.written + " " + strconv.FormatFloat(w.strength, 'f', -1, 64))
+		}
+		sb.WriteString("\n")
+	}
+	return sb.String()
+}
+
+// setBridge puts b in place of the embedded bridge, and returns what
+// restores it.
+func setBridge(b bridgeTable) func() {
+	keep := loadBridge
+	loadBridge = func() bridgeTable { return b }
+	return func() { loadBridge = keep }
+}
+
+func studiedIntents(t testing.TB, sets []string) []intent {
+	var all []intent
+	for _, set := range sets {
+		all = append(all, loadIntents(t, set)...)
+	}
+	return all
+}
+
+// TestBridgeFile checks that bridge.txt is what the generator learns from
+// the studied sets and the recorded tools (MCPX_SEARCH_BRIDGE=write
+// rewrites it).
+func TestBridgeFile(t *testing.T) {
+	c := loadCorpus(t)
+	want := learnBridge(newToolTerms(c, defaultBridgeParams), studiedIntents(t, bridgeSets), defaultBridgeParams).format()
+	if os.Getenv("MCPX_SEARCH_BRIDGE") == "write" {
+		if err := os.WriteFile("bridge.txt", []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if bridgeText != want {
+		t.Errorf("bridge.txt is not what the generator learns (MCPX_SEARCH_BRIDGE=write go test ./search -run BridgeFile rewrites it, then rebuild)")
+	}
+	b, err := parseBridge(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) == 0 {
+		t.Fatal("the bridge learned nothing")
+	}
+}
+
+func TestParseBridge(t *testing.T) {
+	b, err := parseBridge("# a comment\nbloat\tsize size 0.5\tdirectori directory 0.25\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b["bloat"]; len(got) != 2 || got[0] != (bridgeWord{"size", "size", 0.5}) || got[1].term != "directori" {
+		t.Errorf("parsed %v", b)
+	}
+	for _, bad := range []string{"bloat\n", "bloat\tsize 0.5\n", "bloat\tsize size 2\n", "bloat\tsize size x\n", "a\tb b 0.5\na\tc c 0.5\n"} {
+		if _, err := parseBridge(bad); !errors.Is(err, ErrBridge) {
+			t.Errorf("%q: got %v, want ErrBridge", bad, err)
+		}
+	}
+}
+
+// TestBridgeCrossValidate learns the bridge on four of the studied sets
+// and measures the fifth, with it and without, for each of a few weights
+// and settings (MCPX_SEARCH_BRIDGE=cv). The held-out set, blind4 and blind7
+// are never measured here.
+func TestBridgeCrossValidate(t *testing.T) {
+	if os.Getenv("MCPX_SEARCH_BRIDGE") != "cv" {
+		t.Skip("MCPX_SEARCH_BRIDGE=cv runs it")
+	}
+	c := loadCorpus(t)
+	folds := map[string][]intent{}
+	for _, set := range bridgeSets {
+		folds[set] = loadIntents(t, set)
+	}
+	keep := weightBridge
+	defer func() { weightBridge = keep }()
+	variants := []bridgeParams{defaultBridgeParams}
+	if os.Getenv("MCPX_SEARCH_BRIDGE_GRID") != "" {
+		variants = nil
+		for _, share := range []float64{0.3, 1} {
+			for _, all := range []bool{false, true} {
+				for _, mi := range []int{1, 2} {
+					for _, mt := range []int{1, 2} {
+						for _, ms := range []float64{0.2, 0.4} {
+							variants = append(variants, bridgeParams{mi, mt, ms, 2, 6, share, all})
+						}
+					}
+				}
+			}
+		}
+	}
+	weights := []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5}
+	if os.Getenv("MCPX_SEARCH_BRIDGE_GRID") != "" {
+		weights = []float64{0.15, 0.3}
+	}
+	for _, p := range variants {
+		tt := newToolTerms(c, p)
+		for _, w := range weights {
+			weightBridge = w
+			var line string
+			var r1, r5, mrr, n float64
+			for _, held := range bridgeSets {
+				var train []intent
+				for _, set := range bridgeSets {
+					if set != held {
+						train = append(train, folds[set]...)
+					}
+				}
+				restore := setBridge(learnBridge(tt, train, p))
+				s := evaluate(mcpxRanker(c), folds[held])
+				restore()
+				k := float64(len(folds[held]))
+				r1, r5, mrr, n = r1+s.r1*k, r5+s.r5*k, mrr+s.mrr*k, n+k
+				line += fmt.Sprintf(" %s %.3f/%.3f/%.3f", held, s.r1, s.r5, s.mrr)
+			}
+			t.Logf("%+v w=%.2f all %.3f/%.3f/%.3f |%s", p, w, r1/n, r5/n, mrr/n, line)
+		}
+	}
+}
+
+// BenchmarkParseBridge is what the first search pays to read the bridge.
+func BenchmarkParseBridge(b *testing.B) {
+	for b.Loop() {
+		if _, err := parseBridge(bridgeText); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestBridgeMatch: a query word the tools lack finds them through its
+// bridge words, below a word of their own, and why says through what.
+func TestBridgeMatch(t *testing.T) {
+	defer setBridge(bridgeTable{"bloat": {{"size", "size", 1}}})()
+	docs := []*Doc{
+		NewDoc(Tool{Name: "get_file_info", Description: "Get the size and times of a file."}),
+		NewDoc(Tool{Name: "read_file", Description: "Read a file."}),
+	}
+	ix := NewIndex(docs, nil)
+	hits := Rank([]*Index{ix}, ParseQuery("what is bloating the file"), 10, func(a, b Hit) int { return a.Doc - b.Doc })
+	if len(hits) != 2 || hits[0].Doc != 0 {
+		t.Fatalf("got %+v, want get_file_info first", hits)
+	}
+	if !slices.ContainsFunc(hits[0].Why, func(m Match) bool { return m.Word == "bloating" && m.Via == "size" }) {
+		t.Errorf("why %+v: want bloating via size", hits[0].Why)
+	}
+	keep := weightBridge
+	weightBridge = 0
+	defer func() { weightBridge = keep }()
+	if hits := Rank([]*Index{ix}, ParseQuery("what is bloating the file"), 10, func(a, b Hit) int { return a.Doc - b.Doc }); len(hits) == 0 || hits[0].Doc != 1 {
+		t.Errorf("without the bridge: %+v, want read_file first (the bridge decided)", hits)
+	}
+}

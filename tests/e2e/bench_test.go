@@ -23,6 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpx-dev/mcpx/internal/proc"
+	"github.com/mcpx-dev/mcpx/internal/systemdtest"
 	"github.com/mcpx-dev/mcpx/internal/testkit"
 )
 
@@ -194,26 +195,35 @@ func TestPerformance(t *testing.T) {
 	var st statusDoc
 	e2.JSON(&st, "status")
 	daemonPID := st.Service.PID
+	// The floor: scripts/relayd, a zero-work daemon in front of its own
+	// warm server, under the same load generator.
+	relayd := buildScript(t, "relayd")
+	relayDemo := startRelayd(t, relayd, mcpxdBin, "demo-server")
 	for _, c := range []int{1, 8, 32} {
 		var viaDaemon float64
 		cpu := cpuPerCall(daemonPID, func() int {
 			viaDaemon = throughput(c, 2*time.Second, func() error { return daemonEcho(sock) })
 			return int(viaDaemon * 2)
 		})
+		viaRelay, relayCPU := relaydThroughput(c, relayDemo, "demo", `{"text":"x"}`)
 		direct := inProcessThroughput(t, c, 2*time.Second, mcpxdBin, "demo-server", map[string]any{"text": "x"})
 		tab.note(fmt.Sprintf("throughput, demo.echo, c = %d", c), fmt.Sprintf("%.0f vs %.0f calls/s; daemon CPU %s per call", viaDaemon, direct, cpu),
 			fmt.Sprintf("**%.0f %%**", 100*viaDaemon/direct), "≥ 85 %")
+		throughputFloorRow(tab, "demo.echo", c, viaRelay, direct, viaDaemon, relayCPU)
 	}
 	if haveEverything {
+		relayEverything := startRelayd(t, relayd, everything, "stdio")
 		for _, c := range []int{1, 8, 32} {
 			var viaDaemon float64
 			cpu := cpuPerCall(daemonPID, func() int {
 				viaDaemon = throughput(c, 2*time.Second, func() error { return daemonCall(sock, "everything", "echo", `{"message":"x"}`) })
 				return int(viaDaemon * 2)
 			})
+			viaRelay, relayCPU := relaydThroughput(c, relayEverything, "everything", `{"message":"x"}`)
 			direct := inProcessThroughput(t, c, 2*time.Second, everything, "stdio", map[string]any{"message": "x"})
 			tab.note(fmt.Sprintf("throughput, everything.echo, c = %d", c), fmt.Sprintf("%.0f vs %.0f calls/s; daemon CPU %s per call", viaDaemon, direct, cpu),
 				fmt.Sprintf("**%.0f %%**", 100*viaDaemon/direct), "≥ 85 %")
+			throughputFloorRow(tab, "everything.echo", c, viaRelay, direct, viaDaemon, relayCPU)
 		}
 	}
 	tab.note("daemon PSS, idle (demo server warm)", "Pss of /proc/PID/smaps_rollup", pssOf(t, cold), "≤ 6 MiB")
@@ -370,14 +380,7 @@ func captureRequest(t *testing.T, e *Env, args ...string) string {
 }
 
 // buildFloor builds scripts/floor the way mcpx is built.
-func buildFloor(t *testing.T) string {
-	bin := filepath.Join(t.TempDir(), "floor")
-	cmd := exec.Command("go", "build", "-o", bin, "./scripts/floor")
-	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	mustRun(t, cmd)
-	return bin
-}
+func buildFloor(t *testing.T) string { return buildScript(t, "floor") }
 
 // stopDirect stops e's daemon (direct manager) and waits until it has
 // exited.
@@ -595,27 +598,22 @@ func coldRows(t *testing.T, tab *benchTable, n int, shuffle *rand.Rand) *Env {
 	cold := NewEnv(t)
 	cold.MustOK("call", "demo.echo", "text=warm")
 	coldRuns := map[string][]time.Duration{}
-	coldSteps := []struct {
-		name  string
-		setup func()
-		run   func()
-	}{
+	coldSteps := []coldStep{
 		{"one-shot", func() {}, func() { oneShotCall(t, mcpxdBin, "demo-server", map[string]any{"text": "x"}) }},
 		{"cold direct", func() { stopDirect(t, cold) }, func() { cold.MustOK("call", "demo.echo", "text=x") }},
 	}
+	var manager *systemdtest.Manager
 	if os.Geteuid() == 0 {
 		se, m := newSystemdEnv(t)
 		se.MustOK("call", "demo.echo", "text=warm")
-		coldSteps = append(coldSteps, struct {
-			name  string
-			setup func()
-			run   func()
-		}{"cold systemd", func() {
+		coldSteps = append(coldSteps, coldStep{"cold systemd", func() {
 			if _, err := m.Systemctl("stop", "mcpx@builtin.service"); err != nil {
 				t.Fatal(err)
 			}
 		}, func() { se.MustOK("call", "demo.echo", "text=x") }})
+		manager = m
 	}
+	coldSteps = append(coldSteps, coldFloorSteps(t, cold, manager)...)
 	for range n/3 + 1 {
 		for _, i := range shuffle.Perm(len(coldSteps)) {
 			s := coldSteps[i]
@@ -635,5 +633,13 @@ func coldRows(t *testing.T, tab *benchTable, n int, shuffle *rand.Rand) *Env {
 	if _, ok := tab.byName["cold systemd"]; ok {
 		tab.ratio("cold first call, systemd", "cold systemd", "one-shot", "≤ 1.5×")
 	}
+	coldFloorRows(tab)
 	return cold
+}
+
+// coldStep is one measurement of the cold rounds: setup is untimed.
+type coldStep struct {
+	name  string
+	setup func()
+	run   func()
 }

@@ -198,7 +198,7 @@ func TestPerformance(t *testing.T) {
 	// The floor: scripts/relayd, a zero-work daemon in front of its own
 	// warm server, under the same load generator.
 	relayd := buildScript(t, "relayd")
-	relayDemo := startRelayd(t, relayd, mcpxdBin, "demo-server")
+	relayDemo := startRelayd(t, relayd, "demo", `{"text":"x"}`, mcpxdBin, "demo-server")
 	for _, c := range []int{1, 8, 32} {
 		var viaDaemon float64
 		cpu := cpuPerCall(daemonPID, func() int {
@@ -212,7 +212,7 @@ func TestPerformance(t *testing.T) {
 		throughputFloorRow(tab, "demo.echo", c, viaRelay, direct, viaDaemon, relayCPU)
 	}
 	if haveEverything {
-		relayEverything := startRelayd(t, relayd, everything, "stdio")
+		relayEverything := startRelayd(t, relayd, "everything", `{"message":"x"}`, everything, "stdio")
 		for _, c := range []int{1, 8, 32} {
 			var viaDaemon float64
 			cpu := cpuPerCall(daemonPID, func() int {

@@ -48,6 +48,13 @@ func serveFloorRows(t *testing.T, b *strings.Builder, calls int, label, gen, too
 		{"two hops, line by line", []string{relay, "-lines", relay, "-lines"}},
 	} {
 		via, _ := connectStdio(t, nil, "", append(f.chain, argv...)...)
+		// The relay's server is new, the direct session's has served
+		// thousands of calls: warm it (node's JIT) before alternating.
+		for range 500 {
+			if err := callOnce(via, tool, args)(); err != nil {
+				t.Fatal(err)
+			}
+		}
 		d, v := alternate(t, calls, callOnce(direct, tool, args), callOnce(via, tool, args))
 		via.Close()
 		fmt.Fprintf(b, "| %s | (floor: scripts/relay, %s) | %s | %s | %s | %.2f× | %.2f× |\n", label, f.name, gen, medianOf(d).Round(time.Microsecond),
@@ -61,9 +68,11 @@ type relayDaemon struct {
 	pid  int
 }
 
-// startRelayd starts scripts/relayd (bin) for the server argv and waits
-// until it listens; it is killed when the test ends.
-func startRelayd(t *testing.T, bin string, argv ...string) relayDaemon {
+// startRelayd starts scripts/relayd (bin) for the server argv, waits
+// until it listens and warms the server up with 1,000 echo calls (ns,
+// args: as the load generator will send them), as the daemon's server is
+// warm; relayd is killed when the test ends.
+func startRelayd(t *testing.T, bin, ns, args string, argv ...string) relayDaemon {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "relayd-") // short: a socket path has a bound
 	if err != nil {
@@ -83,7 +92,13 @@ func startRelayd(t *testing.T, bin string, argv ...string) relayDaemon {
 	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
 		t.Fatalf("relayd %s: %q, %v", strings.Join(argv, " "), line, err)
 	}
-	return relayDaemon{sock, cmd.Process.Pid}
+	r := relayDaemon{sock, cmd.Process.Pid}
+	for range 1000 {
+		if err := daemonCall(sock, ns, "echo", args); err != nil {
+			t.Fatalf("relayd %s: %v", strings.Join(argv, " "), err)
+		}
+	}
+	return r
 }
 
 // coldFloorSteps are the cold table's floors, timed in the same

@@ -22,7 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mcpx-dev/mcpx/internal/proc"
+	"github.com/mcpx-dev/mcpx/internal/systemdtest"
 	"github.com/mcpx-dev/mcpx/internal/testkit"
 )
 
@@ -187,34 +187,18 @@ func TestPerformance(t *testing.T) {
 	cold := coldRows(t, tab, n, shuffle)
 
 	// Throughput: concurrent keep-alive clients through the daemon versus
-	// one in-process mcp-go client calling the same server.
-	// The daemon's CPU per call (its utime + stime over the run) says
-	// what the daemon itself costs, which calls/s on a shared 2-core
-	// machine mixes with the server's and the load generator's share.
+	// one in-process mcp-go client calling the same server, and the
+	// floor: the same load generator through scripts/relayd, a zero-work
+	// daemon in front of its own warm server (throughputRows).
 	var st statusDoc
 	e2.JSON(&st, "status")
-	daemonPID := st.Service.PID
-	for _, c := range []int{1, 8, 32} {
-		var viaDaemon float64
-		cpu := cpuPerCall(daemonPID, func() int {
-			viaDaemon = throughput(c, 2*time.Second, func() error { return daemonEcho(sock) })
-			return int(viaDaemon * 2)
-		})
-		direct := inProcessThroughput(t, c, 2*time.Second, mcpxdBin, "demo-server", map[string]any{"text": "x"})
-		tab.note(fmt.Sprintf("throughput, demo.echo, c = %d", c), fmt.Sprintf("%.0f vs %.0f calls/s; daemon CPU %s per call", viaDaemon, direct, cpu),
-			fmt.Sprintf("**%.0f %%**", 100*viaDaemon/direct), "≥ 85 %")
-	}
+	relayd := buildScript(t, "relayd")
+	targets := []throughputTarget{{"demo", `{"text":"x"}`, map[string]any{"text": "x"}, []string{mcpxdBin, "demo-server"}}}
 	if haveEverything {
-		for _, c := range []int{1, 8, 32} {
-			var viaDaemon float64
-			cpu := cpuPerCall(daemonPID, func() int {
-				viaDaemon = throughput(c, 2*time.Second, func() error { return daemonCall(sock, "everything", "echo", `{"message":"x"}`) })
-				return int(viaDaemon * 2)
-			})
-			direct := inProcessThroughput(t, c, 2*time.Second, everything, "stdio", map[string]any{"message": "x"})
-			tab.note(fmt.Sprintf("throughput, everything.echo, c = %d", c), fmt.Sprintf("%.0f vs %.0f calls/s; daemon CPU %s per call", viaDaemon, direct, cpu),
-				fmt.Sprintf("**%.0f %%**", 100*viaDaemon/direct), "≥ 85 %")
-		}
+		targets = append(targets, throughputTarget{"everything", `{"message":"x"}`, map[string]any{"message": "x"}, []string{everything, "stdio"}})
+	}
+	for _, tg := range targets {
+		throughputRows(t, tab, shuffle, tg, sock, st.Service.PID, relayd)
 	}
 	tab.note("daemon PSS, idle (demo server warm)", "Pss of /proc/PID/smaps_rollup", pssOf(t, cold), "≤ 6 MiB")
 
@@ -370,14 +354,7 @@ func captureRequest(t *testing.T, e *Env, args ...string) string {
 }
 
 // buildFloor builds scripts/floor the way mcpx is built.
-func buildFloor(t *testing.T) string {
-	bin := filepath.Join(t.TempDir(), "floor")
-	cmd := exec.Command("go", "build", "-o", bin, "./scripts/floor")
-	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	mustRun(t, cmd)
-	return bin
-}
+func buildFloor(t *testing.T) string { return buildScript(t, "floor") }
 
 // stopDirect stops e's daemon (direct manager) and waits until it has
 // exited.
@@ -414,24 +391,6 @@ func pssOf(t *testing.T, e *Env) string {
 	return "unknown"
 }
 
-// cpuPerCall runs load (which returns how many calls it made) and returns
-// the CPU time process pid spent per call meanwhile (proc.CPUTime: ticks
-// of 10 ms, so over a 2-second load of thousands of calls a resolution of
-// a few µs per call).
-func cpuPerCall(pid int, load func() int) string {
-	before, err := proc.CPUTime(pid)
-	if err != nil {
-		load()
-		return "unknown (" + err.Error() + ")"
-	}
-	calls := load()
-	after, err := proc.CPUTime(pid)
-	if err != nil || calls == 0 {
-		return "unknown"
-	}
-	return fmt.Sprintf("%.0f µs", float64((after-before)/time.Microsecond)/float64(calls))
-}
-
 // socketOf is the socket of e's running daemon (from `status --json`).
 func socketOf(t *testing.T, e *Env) string {
 	var st struct {
@@ -460,8 +419,6 @@ func daemonClient(sock string) *http.Client {
 	daemonClients.Store(sock, c)
 	return c
 }
-
-func daemonEcho(sock string) error { return daemonCall(sock, "demo", "echo", `{"text":"x"}`) }
 
 func daemonCall(sock, ns, tool, args string) error {
 	body := fmt.Sprintf(`{"namespace":%q,"tool":%q,"arguments":%s}`, ns, tool, args)
@@ -498,29 +455,28 @@ func throughput(c int, d time.Duration, f func() error) float64 {
 	return float64(done.Load()) / d.Seconds()
 }
 
-// inProcessThroughput is throughput of one in-process mcp-go client (c
-// goroutines sharing it) calling echo on the server command starts.
-func inProcessThroughput(t *testing.T, c int, d time.Duration, command, arg string, args map[string]any) float64 {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*d+30*time.Second)
-	defer cancel()
-	cl, err := client.NewStdioMCPClient(command, nil, arg)
+// inProcessClient starts the server argv under one in-process mcp-go
+// client and returns a call of echo with args on it (safe from many
+// goroutines), and how to close it.
+func inProcessClient(t *testing.T, argv []string, args map[string]any) (call func() error, closeIt func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cl, err := client.NewStdioMCPClient(argv[0], nil, argv[1:]...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "1"}
 	if _, err := cl.Initialize(ctx, init); err != nil {
 		t.Fatal(err)
 	}
-	return throughput(c, d, func() error {
+	return func() error {
 		req := mcp.CallToolRequest{}
 		req.Params.Name = "echo"
 		req.Params.Arguments = args
 		_, err := cl.CallTool(ctx, req)
 		return err
-	})
+	}, func() { cancel(); cl.Close() }
 }
 
 // npmBinIfInstalled is npmBin without failing when tests/npm is not set up.
@@ -595,27 +551,22 @@ func coldRows(t *testing.T, tab *benchTable, n int, shuffle *rand.Rand) *Env {
 	cold := NewEnv(t)
 	cold.MustOK("call", "demo.echo", "text=warm")
 	coldRuns := map[string][]time.Duration{}
-	coldSteps := []struct {
-		name  string
-		setup func()
-		run   func()
-	}{
+	coldSteps := []coldStep{
 		{"one-shot", func() {}, func() { oneShotCall(t, mcpxdBin, "demo-server", map[string]any{"text": "x"}) }},
 		{"cold direct", func() { stopDirect(t, cold) }, func() { cold.MustOK("call", "demo.echo", "text=x") }},
 	}
+	var manager *systemdtest.Manager
 	if os.Geteuid() == 0 {
 		se, m := newSystemdEnv(t)
 		se.MustOK("call", "demo.echo", "text=warm")
-		coldSteps = append(coldSteps, struct {
-			name  string
-			setup func()
-			run   func()
-		}{"cold systemd", func() {
+		coldSteps = append(coldSteps, coldStep{"cold systemd", func() {
 			if _, err := m.Systemctl("stop", "mcpx@builtin.service"); err != nil {
 				t.Fatal(err)
 			}
 		}, func() { se.MustOK("call", "demo.echo", "text=x") }})
+		manager = m
 	}
+	coldSteps = append(coldSteps, coldFloorSteps(t, cold, manager)...)
 	for range n/3 + 1 {
 		for _, i := range shuffle.Perm(len(coldSteps)) {
 			s := coldSteps[i]
@@ -635,5 +586,13 @@ func coldRows(t *testing.T, tab *benchTable, n int, shuffle *rand.Rand) *Env {
 	if _, ok := tab.byName["cold systemd"]; ok {
 		tab.ratio("cold first call, systemd", "cold systemd", "one-shot", "≤ 1.5×")
 	}
+	coldFloorRows(tab)
 	return cold
+}
+
+// coldStep is one measurement of the cold rounds: setup is untimed.
+type coldStep struct {
+	name  string
+	setup func()
+	run   func()
 }

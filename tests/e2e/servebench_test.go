@@ -97,9 +97,11 @@ func TestServePerformance(t *testing.T) {
 		args, _ := json.Marshal(s.args)
 		viaDaemon := func() error { return daemonStream(sock, s.ns, s.tool, string(args)) }
 		d, v = alternate(t, calls, callOnce(direct, s.tool, s.args), viaDaemon)
-		direct.Close()
 		fmt.Fprintf(&b, "| %s `%s` | (daemon alone: POST /v1/call, kept connection) | %s | %s | %s | %.2f× | %.2f× |\n", s.ns, s.tool, gen, medianOf(d).Round(time.Microsecond),
 			medianOf(v).Round(time.Microsecond), ratio(medianOf(v), medianOf(d)), ratio(meanOf(v), meanOf(d)))
+		// The floors: the same server behind zero-work process hops.
+		serveFloorRows(t, &b, calls, fmt.Sprintf("%s `%s`", s.ns, s.tool), gen, s.tool, s.args, direct, s.stdio)
+		direct.Close()
 		e.MustOK("stop")
 
 		// HTTP: the server listens on HTTP; the daemon reaches it by url,

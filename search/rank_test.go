@@ -242,6 +242,12 @@ func TestRankConversion(t *testing.T) {
 			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
 		}
 	}
+	// A word that lands on the wrong side of a tool's conversion counts
+	// only there: its bridge words, which name the tool, do not undo it.
+	defer setBridge(bridgeTable{"address": {{"geocod", "geocode", 1}}})()
+	if got, _ := rankTools(tools, "address for these coordinates", 0); len(got) == 0 || got[0] != "maps.reverse_geocode" {
+		t.Errorf("with a bridge from address to geocode: %v, want maps.reverse_geocode first", got)
+	}
 }
 
 func TestConversion(t *testing.T) {

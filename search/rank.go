@@ -337,9 +337,9 @@ func fieldNorm(f Field, tf uint8, l uint16, avg float64) float64 {
 
 // scratch holds the per-tool arrays of one Rank call, reused across
 // indexes and, through scratchPool, across calls: allocating and
-// collecting them on every query cost more than the ranking (12 bytes a
-// tool: 120 KB kept for a daemon with 10,000 tools, until two collections
-// find them unused).
+// collecting them on every query cost more than the ranking (24 bytes a
+// tool, acc, cur and touched: 240 KB kept for a daemon with 10,000 tools,
+// until two collections find them unused).
 type scratch struct {
 	acc     []toolAcc    // per tool of the index: the score so far
 	cur     []conceptAcc // per tool: the current concept's best alternative

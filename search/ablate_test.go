@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -8,31 +9,44 @@ import (
 )
 
 // TestAblate measures the ranker with one rule off at a time, on the
-// sets whose misses are studied (development, unseen, blind5, fresh and,
-// since the eighth round, blind6) and, their recall@5 and MRR only, the
-// others (held-out, blind4): a rule stays if the studied sets do not lose
-// by it and the others do not fall (MCPX_SEARCH_ABLATE=1; =base prints the
-// ranker as it is, alone).
+// sets whose misses are studied (studiedSets: recall@1, recall@5, MRR@10)
+// and, their recall@5 and MRR only, the others (held-out, blind4): a rule
+// stays if the studied sets do not lose by it and the others do not fall
+// (MCPX_SEARCH_ABLATE=1; =base prints the ranker as it is, alone).
 func TestAblate(t *testing.T) {
 	if os.Getenv("MCPX_SEARCH_ABLATE") == "" {
 		t.Skip("MCPX_SEARCH_ABLATE=1 runs it")
 	}
 	c := loadCorpus(t)
-	dev, unseen, blind5, fresh, blind6 := loadIntents(t, "dev"), loadIntents(t, "unseen"), loadIntents(t, "blind5"), loadIntents(t, "fresh"), loadIntents(t, "blind6")
-	heldout, blind4 := loadIntents(t, "heldout"), loadIntents(t, "blind4")
+	sets := map[string][]intent{}
+	header := "| ablation |"
+	for _, set := range studiedSets {
+		sets[set] = loadIntents(t, set)
+		header += fmt.Sprintf(" %s r@1 | %[1]s r@5 | %[1]s MRR |", set)
+	}
+	for _, set := range neverStudied {
+		sets[set] = loadIntents(t, set)
+		header += fmt.Sprintf(" %s r@5 | %[1]s MRR |", set)
+	}
 	row := func(name string) {
 		r := mcpxRanker(c)
-		d, u, b5, f, b6 := evaluate(r, dev), evaluate(r, unseen), evaluate(r, blind5), evaluate(r, fresh), evaluate(r, blind6)
-		h, b4 := evaluate(r, heldout), evaluate(r, blind4)
-		t.Logf("| %-28s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |", name,
-			d.r1, d.r5, d.mrr, u.r1, u.r5, u.mrr, b5.r1, b5.r5, b5.mrr, f.r1, f.r5, f.mrr, b6.r1, b6.r5, b6.mrr, h.r5, h.mrr, b4.r5, b4.mrr)
+		line := fmt.Sprintf("| %-28s |", name)
+		for _, set := range studiedSets {
+			s := evaluate(r, sets[set])
+			line += fmt.Sprintf(" %.3f | %.3f | %.3f |", s.r1, s.r5, s.mrr)
+		}
+		for _, set := range neverStudied {
+			s := evaluate(r, sets[set])
+			line += fmt.Sprintf(" %.3f | %.3f |", s.r5, s.mrr)
+		}
+		t.Log(line)
 	}
 	set := func(p *float64, v float64) func() {
 		keep := *p
 		*p = v
 		return func() { *p = keep }
 	}
-	t.Logf("| ablation | dev r@1 | dev r@5 | dev MRR | unseen r@1 | unseen r@5 | unseen MRR | blind5 r@1 | blind5 r@5 | blind5 MRR | fresh r@1 | fresh r@5 | fresh MRR | blind6 r@1 | blind6 r@5 | blind6 MRR | held-out r@5 | held-out MRR | blind4 r@5 | blind4 MRR |")
+	t.Log(header)
 	row("none")
 	if os.Getenv("MCPX_SEARCH_ABLATE") == "base" {
 		return

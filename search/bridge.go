@@ -27,7 +27,7 @@ var bridgeText string
 // weightBridge scales a bridge word's strength (0–1) into the weight of
 // its match, relative to the query's own word; chosen by cross-validation
 // across the studied sets (TestBridgeCrossValidate).
-var weightBridge = 0.3
+var weightBridge = 0.4
 
 // bridgeWord is one word a query term leads to through the bridge.
 type bridgeWord struct {

@@ -14,6 +14,7 @@ func FuzzRankQuery(f *testing.F) {
 		"list the files in /tmp as .md", "SELECT * FROM t", "dump everything you remember",
 		"\xff\xfe", "éèê ünïcödé", "PATH", "let", "open", "opened", "x.com",
 		`"`, `""`, `"a" "b`, `'`, "“x”", "“", `"Old notes" page`,
+		"👀 the message", "👍🏽", "\u200d", "\ufe0f👀", "a👀", "address for these GPS coordinates", "PageDown twice",
 	} {
 		f.Add(s)
 	}

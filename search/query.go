@@ -588,6 +588,9 @@ func shapeOf(f string) string {
 	if len(f) > 2 && f[0] == ':' && f[len(f)-1] == ':' && isName(strings.ReplaceAll(f[1:len(f)-1], "+", "")) {
 		return "emoji" // :thumbsup:, :+1:
 	}
+	if isEmojiChars(f) {
+		return "emoji" // 👀, 👍🏽
+	}
 	f = strings.TrimRight(f, ".:")
 	f = strings.TrimSuffix(strings.TrimSuffix(f, "'s"), "’s") // c.go's contents
 	if len(f) < 2 {
@@ -631,6 +634,24 @@ func shapeOf(f string) string {
 		return "file"
 	}
 	return ""
+}
+
+// isEmojiChars reports whether f is written in emoji alone (👀, 👍🏽,
+// ✅): pictographic symbols with their skin-tone modifiers, variation
+// selectors and joiners.
+func isEmojiChars(f string) bool {
+	pictographs := 0
+	for _, r := range f {
+		switch {
+		case r == 0x200d || r >= 0xfe00 && r <= 0xfe0f || r >= 0x1f3fb && r <= 0x1f3ff:
+			// a joiner, a variation selector, a skin tone
+		case unicode.Is(unicode.So, r) && (r >= 0x2600 && r <= 0x27bf || r >= 0x1f000):
+			pictographs++
+		default:
+			return false
+		}
+	}
+	return pictographs > 0
 }
 
 // isEmail reports whether f is an e-mail address: a name, @, and a

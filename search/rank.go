@@ -337,9 +337,9 @@ func fieldNorm(f Field, tf uint8, l uint16, avg float64) float64 {
 
 // scratch holds the per-tool arrays of one Rank call, reused across
 // indexes and, through scratchPool, across calls: allocating and
-// collecting them on every query cost more than the ranking (12 bytes a
-// tool: 120 KB kept for a daemon with 10,000 tools, until two collections
-// find them unused).
+// collecting them on every query cost more than the ranking (24 bytes a
+// tool, acc, cur and touched: 240 KB kept for a daemon with 10,000 tools,
+// until two collections find them unused).
 type scratch struct {
 	acc     []toolAcc    // per tool of the index: the score so far
 	cur     []conceptAcc // per tool: the current concept's best alternative
@@ -356,9 +356,12 @@ type toolAcc struct {
 
 // conceptAcc is a tool's best match of the current concept; a tool is in
 // touched once either is set (a second entry, for a match of weight 0,
-// adds nothing).
+// adds nothing). wrong is its best match on the wrong side of the tool's
+// conversion (concept.wrongSide), 0 if none: then the concept counts only
+// that, whatever its other words match (the bridge's "address" → geocode
+// must not undo "address" being what geocoding takes).
 type conceptAcc struct {
-	best, cover float32
+	best, cover, wrong float32
 }
 
 func grown[T any](s []T, n int) []T {
@@ -390,6 +393,9 @@ func (sc *scratch) score(st *stats, ix *Index, q Query) []toolAcc {
 		}
 		for _, d := range sc.touched {
 			c := &sc.cur[d]
+			if c.wrong > 0 {
+				c.best = c.wrong
+			}
 			sc.acc[d].score += c.best
 			sc.acc[d].covered += c.cover
 			*c = conceptAcc{}
@@ -436,10 +442,11 @@ func (sc *scratch) matchAlt(st *stats, ix *Index, con *concept, a alt, idf float
 	wrong := con.wrongSide()
 	for _, p := range postings {
 		t := float64(p.weight)
+		c := &sc.cur[p.doc]
 		if p.conv != 0 && p.conv == wrong {
 			t *= conversionPenalty // "coords for 1600 Amphitheatre Parkway" are what geocoding gives, not what reverse geocoding takes
+			c.wrong = max(c.wrong, float32(a.weight*idf*(t+shared)/(bm25K1+t+shared)))
 		}
-		c := &sc.cur[p.doc]
 		if c.best == 0 && c.cover == 0 {
 			sc.touched = append(sc.touched, p.doc)
 		}

@@ -242,6 +242,12 @@ func TestRankConversion(t *testing.T) {
 			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
 		}
 	}
+	// A word that lands on the wrong side of a tool's conversion counts
+	// only there: its bridge words, which name the tool, do not undo it.
+	defer setBridge(bridgeTable{"address": {{"geocod", "geocode", 1}}})()
+	if got, _ := rankTools(tools, "address for these coordinates", 0); len(got) == 0 || got[0] != "maps.reverse_geocode" {
+		t.Errorf("with a bridge from address to geocode: %v, want maps.reverse_geocode first", got)
+	}
 }
 
 func TestConversion(t *testing.T) {
@@ -483,7 +489,7 @@ func TestShapeOf(t *testing.T) {
 		"https://example.com/x": "url", "www.go.dev": "url", "localhost:3000": "url", "example.com": "url",
 		"notes.md": "file", "main.py,": "file", "/etc/hosts": "file", "./run": "file", "README": "file", ".env": "file",
 		"src/": "directory", "*.go": "pattern", "@alice": "user", "#general": "channel",
-		"lat/long": "", "e.g.": "", "v1.2": "", "hello": "", "x": "", "count(*)": "", "40.7128,-74.0060": "coordinates", "1.5": "", ":+1:": "emoji", "::": "", "OPENAI_API_KEY": "environment", "$HOME": "environment", "HTTP": "", "read_file": "",
+		"lat/long": "", "e.g.": "", "v1.2": "", "hello": "", "x": "", "count(*)": "", "40.7128,-74.0060": "coordinates", "1.5": "", ":+1:": "emoji", "::": "", "👀": "emoji", "👍🏽": "emoji", "✅": "emoji", "→": "", "©": "", "a👀": "", "OPENAI_API_KEY": "environment", "$HOME": "environment", "HTTP": "", "read_file": "",
 		"a.go": "file", "c.go's": "file", "x.com": "url", ".md": "", ".gz": "", "acme/api#77": "issue", "acme/api#": "", "#12": "issue", "#": "", "#12a": "channel", "PATH": "environment", "path": "",
 		"jane@x.io": "email", "ops@example.com,": "email", "a@b": "",
 	} {

@@ -4,7 +4,8 @@ import (
 	_ "embed"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/mcpx-dev/mcpx/internal/lazy"
 )
 
 // The bridge (bridge.txt, embedded) is learned, not written: for a word
@@ -40,9 +41,12 @@ type bridgeWord struct {
 // strongest first.
 type bridgeTable map[string][]bridgeWord
 
-// loadBridge is the embedded bridge, parsed on first use (a variable, so
-// that tests can put another in its place).
-var loadBridge = sync.OnceValue(func() bridgeTable {
+// bridge is the embedded bridge, parsed on first use, with nothing run at
+// package init (a variable, so that tests can put another in its place).
+var bridge = &lazy.Value[bridgeTable]{New: embeddedBridge}
+
+// embeddedBridge parses bridge.txt.
+func embeddedBridge() bridgeTable {
 	b, err := parseBridge(bridgeText)
 	if err != nil {
 		// The embedded file is checked by TestBridgeFile; a build whose
@@ -50,7 +54,7 @@ var loadBridge = sync.OnceValue(func() bridgeTable {
 		panic(err)
 	}
 	return b
-})
+}
 
 // ErrBridge is the kind of every error reading a bridge file.
 var ErrBridge error = bridgeError{}
@@ -110,7 +114,7 @@ func (e *bridgeLineError) Is(target error) bool { return target == ErrBridge }
 // bridgeWritten is how tools write term, a bridge word of the query term
 // from ("" if none).
 func bridgeWritten(from, term string) string {
-	for _, bw := range loadBridge()[from] {
+	for _, bw := range bridge.Get()[from] {
 		if bw.term == term {
 			return bw.written
 		}

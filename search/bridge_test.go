@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/lazy"
 )
 
 // bridgeSets are the intent sets the bridge learns from: the studied ones
@@ -198,9 +200,9 @@ func (b bridgeTable) format() string {
 // setBridge puts b in place of the embedded bridge, and returns what
 // restores it.
 func setBridge(b bridgeTable) func() {
-	keep := loadBridge
-	loadBridge = func() bridgeTable { return b }
-	return func() { loadBridge = keep }
+	keep := bridge
+	bridge = &lazy.Value[bridgeTable]{New: func() bridgeTable { return b }}
+	return func() { bridge = keep }
 }
 
 func studiedIntents(t testing.TB, sets []string) []intent {

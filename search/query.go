@@ -347,7 +347,7 @@ func (b *queryBuilder) add(key, word string, own, factor float64) {
 	if weightBridge > 0 && factor > 0 {
 		// What the learned bridge says the word tends to mean, where
 		// the thesaurus says nothing of it (bridge.go).
-		for _, bw := range loadBridge()[key] {
+		for _, bw := range bridge.Get()[key] {
 			if !slices.ContainsFunc(c.alts, func(a alt) bool { return a.term == bw.term }) {
 				c.alts = append(c.alts, alt{bw.term, weightBridge * factor * bw.strength})
 			}

@@ -24,13 +24,13 @@ import (
 //	go test ./search -run Quality -v -args -misses dev   # the dev intents it gets wrong
 
 var (
-	missesOf = flag.String("misses", "", "print the misses of this intent set (the studied ones: dev, unseen, fresh, blind5, blind6 and, since the tenth round, blind7 and blind8; blind4 and heldout are not looked at intent by intent: testdata/README.md)")
+	missesOf = flag.String("misses", "", "print the misses of this intent set (the studied ones: dev, unseen, fresh, blind5, blind6 and, since the tenth round, blind7 and blind8; blind4, blind9 and heldout are not looked at intent by intent: testdata/README.md)")
 	onlySet  = flag.String("set", "", "measure only this intent set (dev while tuning: the held-out set is never looked at then)")
 )
 
 // intentSets are the benchmark's intent sets, in the order they are
 // printed (testdata/README.md says how each was made).
-var intentSets = []string{"dev", "heldout", "unseen", "fresh", "blind4", "blind5", "blind6", "blind7", "blind8"}
+var intentSets = []string{"dev", "heldout", "unseen", "fresh", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9"}
 
 // studiedSets are the intent sets whose misses are studied, which the
 // bridge learns from and TestTune and TestAblate judge by (blind7 and
@@ -38,8 +38,9 @@ var intentSets = []string{"dev", "heldout", "unseen", "fresh", "blind4", "blind5
 // studied (testdata/README.md).
 var studiedSets = []string{"dev", "unseen", "fresh", "blind5", "blind6", "blind7", "blind8"}
 
-// neverStudied are the sets judged on their aggregates only.
-var neverStudied = []string{"heldout", "blind4"}
+// neverStudied are the sets judged on their aggregates only (blind9,
+// written before the tenth round, first measured after it).
+var neverStudied = []string{"heldout", "blind4", "blind9"}
 
 // floors are, per intent set, the recall@5 and MRR@10 under which the
 // benchmark fails (a regression): just under what the ranker reaches after
@@ -48,8 +49,9 @@ var neverStudied = []string{"heldout", "blind4"}
 // 0.919 and 0.803, blind8 0.827 and 0.683: studied sets, the last two since
 // the tenth round); the held-out set's (1.000 and 0.945) and blind4's
 // (0.955 and 0.870; 0.903 and 0.786 when it was written), never studied,
-// with a wider margin. And the ranker must stay above plain BM25 on every
-// set.
+// with a wider margin, as blind9's, written blind before the tenth round
+// and measured once after it (0.851 and 0.701). And the ranker must stay
+// above plain BM25 on every set.
 var floors = map[string]struct{ recall5, mrr float64 }{
 	"dev":     {0.975, 0.895},
 	"heldout": {0.98, 0.93},
@@ -60,7 +62,13 @@ var floors = map[string]struct{ recall5, mrr float64 }{
 	"blind6":  {0.92, 0.805},
 	"blind7":  {0.91, 0.79},
 	"blind8":  {0.815, 0.67},
+	"blind9":  {0.80, 0.65},
 }
+
+// leastIntents is, per intent set, the fewest intents it may hold: the
+// development and held-out sets together hold at least 80 (the issue's
+// minimum), each later set about as many as when it was written.
+var leastIntents = map[string]int{"unseen": 60, "fresh": 100, "blind4": 60, "blind5": 120, "blind6": 180, "blind7": 180, "blind8": 180, "blind9": 180}
 
 // corpus is the recorded tools of every server.
 type corpus struct {
@@ -290,8 +298,14 @@ func TestQuality(t *testing.T) {
 	for _, set := range intentSets {
 		sets[set] = loadIntents(t, set)
 	}
-	if len(c.servers) < 10 || tools < 150 || len(sets["dev"])+len(sets["heldout"]) < 80 || len(sets["unseen"]) < 60 || len(sets["fresh"]) < 100 || len(sets["blind4"]) < 60 || len(sets["blind5"]) < 120 || len(sets["blind6"]) < 180 || len(sets["blind7"]) < 180 || len(sets["blind8"]) < 180 {
-		t.Fatalf("the benchmark is too small: %d servers, %d tools, %d development and held-out intents, %d unseen, %d fresh, %d blind4, %d blind5, %d blind6, %d blind7, %d blind8", len(c.servers), tools, len(sets["dev"])+len(sets["heldout"]), len(sets["unseen"]), len(sets["fresh"]), len(sets["blind4"]), len(sets["blind5"]), len(sets["blind6"]), len(sets["blind7"]), len(sets["blind8"]))
+	sizes := make([]string, 0, len(intentSets))
+	small := len(c.servers) < 10 || tools < 150 || len(sets["dev"])+len(sets["heldout"]) < 80
+	for _, set := range intentSets {
+		sizes = append(sizes, fmt.Sprintf("%d %s", len(sets[set]), set))
+		small = small || len(sets[set]) < leastIntents[set]
+	}
+	if small {
+		t.Fatalf("the benchmark is too small: %d servers, %d tools; intents: %s", len(c.servers), tools, strings.Join(sizes, ", "))
 	}
 	// Every acceptable answer is a recorded tool (a typo would make an
 	// intent impossible).
@@ -312,7 +326,7 @@ func TestQuality(t *testing.T) {
 	}
 
 	ours, base := mcpxRanker(c), plainBM25(c)
-	t.Logf("%d tools of %d servers; %d development, %d held-out, %d unseen, %d fresh, %d blind4, %d blind5, %d blind6, %d blind7 and %d blind8 intents", tools, len(c.servers), len(sets["dev"]), len(sets["heldout"]), len(sets["unseen"]), len(sets["fresh"]), len(sets["blind4"]), len(sets["blind5"]), len(sets["blind6"]), len(sets["blind7"]), len(sets["blind8"]))
+	t.Logf("%d tools of %d servers; intents: %s", tools, len(c.servers), strings.Join(sizes, ", "))
 	t.Logf("| intents | ranker | recall@1 | recall@5 | MRR@10 |")
 	t.Logf("| --- | --- | --- | --- | --- |")
 	for _, set := range intentSets {

@@ -53,7 +53,7 @@ var neverStudied = []string{"heldout", "blind4"}
 // above plain BM25 on every set.
 var floors = map[string]struct{ recall5, mrr float64 }{
 	"dev":     {0.975, 0.895},
-	"heldout": {0.98, 0.93},
+	"heldout": {0.98, 0.915},
 	"unseen":  {0.965, 0.88},
 	"fresh":   {0.98, 0.915},
 	"blind4":  {0.93, 0.845},

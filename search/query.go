@@ -614,6 +614,10 @@ func shapeOf(f string) string {
 		return "environment" // OPENAI_API_KEY, $HOME, PATH
 	case f[0] == '#' && isName(f[1:]) && !isDigits(f[1:]):
 		return "channel"
+	case isSlackID(f, "CGD"):
+		return "channel" // C024BE91L: a channel's id, as Slack writes it
+	case isSlackID(f, "UW"):
+		return "user" // U024BE7LH
 	case conventionalFile(lower):
 		return "file"
 	}
@@ -652,6 +656,28 @@ func isEmojiChars(f string) bool {
 		}
 	}
 	return pictographs > 0
+}
+
+// isSlackID reports whether f is written as Slack writes the id of a
+// channel (C…, G…, D…) or a user (U…, W…): one of kinds' capitals, then 7
+// to 11 capitals and digits, at least one of each (C0456DEF, C07INCIDNT),
+// so that neither a word in capitals (CONTRIBUTING) nor a number is one.
+func isSlackID(f, kinds string) bool {
+	if len(f) < 8 || len(f) > 12 || !strings.ContainsRune(kinds, rune(f[0])) {
+		return false
+	}
+	var letters, digits int
+	for _, r := range f[1:] {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			letters++
+		case r >= '0' && r <= '9':
+			digits++
+		default:
+			return false
+		}
+	}
+	return letters > 0 && digits > 0
 }
 
 // isEmail reports whether f is an e-mail address: a name, @, and a

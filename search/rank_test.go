@@ -492,6 +492,7 @@ func TestShapeOf(t *testing.T) {
 		"lat/long": "", "e.g.": "", "v1.2": "", "hello": "", "x": "", "count(*)": "", "40.7128,-74.0060": "coordinates", "1.5": "", ":+1:": "emoji", "::": "", "👀": "emoji", "👍🏽": "emoji", "✅": "emoji", "→": "", "©": "", "a👀": "", "OPENAI_API_KEY": "environment", "$HOME": "environment", "HTTP": "", "read_file": "",
 		"a.go": "file", "c.go's": "file", "x.com": "url", ".md": "", ".gz": "", "acme/api#77": "issue", "acme/api#": "", "#12": "issue", "#": "", "#12a": "channel", "PATH": "environment", "path": "",
 		"jane@x.io": "email", "ops@example.com,": "email", "a@b": "",
+		"C024BE91L": "channel", "C0456DEF,": "channel", "U024BE7LH": "user", "CONTRIBUTING": "", "C1234567": "", "c024be91l": "", "CHANGELOG.md": "file",
 	} {
 		if got := shapeOf(in); got != want {
 			t.Errorf("shapeOf(%q) = %q, want %q", in, got, want)

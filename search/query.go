@@ -582,7 +582,7 @@ func (q Query) Empty() bool { return len(q.concepts) == 0 }
 // example.com), "directory" (src/), "file" (notes.md, ./run.sh, /etc/hosts),
 // "pattern" (*.go), "user" (@alice), "channel" (#general), "emoji"
 // (:eyes:), "coordinates" (40.71,-74.01), "environment" (OPENAI_API_KEY,
-// $HOME), "email" (jane@x.io); else "".
+// $HOME), "email" (jane@x.io), "javascript" (document.title); else "".
 func shapeOf(f string) string {
 	f = strings.Trim(f, "\"'`()[]{}<>,;!?")
 	if len(f) > 2 && f[0] == ':' && f[len(f)-1] == ':' && isName(strings.ReplaceAll(f[1:len(f)-1], "+", "")) {
@@ -620,6 +620,8 @@ func shapeOf(f string) string {
 		return "user" // U024BE7LH
 	case conventionalFile(lower):
 		return "file"
+	case isBrowserGlobal(f):
+		return "javascript" // document.title, window.scrollTo(0, not a file
 	}
 	dir, base := "", lower
 	if i := strings.LastIndexByte(lower, '/'); i >= 0 {
@@ -656,6 +658,28 @@ func isEmojiChars(f string) bool {
 		}
 	}
 	return pictographs > 0
+}
+
+// isBrowserGlobal reports whether f reads a property of one of the
+// browser's globals, as a page's JavaScript does (document.title,
+// window.scrollTo(0, localStorage.getItem('k')), and not a file's name
+// (document.pdf, window.png): the property is one of the document's, or is
+// written as code is, in camel case, called or followed by another.
+func isBrowserGlobal(f string) bool {
+	global, prop, ok := strings.Cut(f, ".")
+	if !ok || prop == "" {
+		return false
+	}
+	switch strings.ToLower(global) {
+	case "document", "window", "navigator", "localstorage", "sessionstorage":
+	default:
+		return false
+	}
+	switch prop {
+	case "title", "body", "cookie", "referrer", "domain", "head", "forms", "links", "images":
+		return true
+	}
+	return strings.ContainsAny(prop, ".([ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 }
 
 // isSlackID reports whether f is written as Slack writes the id of a

@@ -493,6 +493,7 @@ func TestShapeOf(t *testing.T) {
 		"a.go": "file", "c.go's": "file", "x.com": "url", ".md": "", ".gz": "", "acme/api#77": "issue", "acme/api#": "", "#12": "issue", "#": "", "#12a": "channel", "PATH": "environment", "path": "",
 		"jane@x.io": "email", "ops@example.com,": "email", "a@b": "",
 		"C024BE91L": "channel", "C0456DEF,": "channel", "U024BE7LH": "user", "CONTRIBUTING": "", "C1234567": "", "c024be91l": "", "CHANGELOG.md": "file",
+		"document.title": "javascript", "window.scrollTo(0,": "javascript", "localStorage.getItem('k')": "javascript", "history.md": "file", "document.pdf": "file", "window.png": "file", "navigator.userAgent": "javascript",
 	} {
 		if got := shapeOf(in); got != want {
 			t.Errorf("shapeOf(%q) = %q, want %q", in, got, want)

@@ -295,7 +295,9 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 		kind = "coordinates" // 40.7128, -74.0060
 	}
 	if kind != "" {
-		w *= weightValueWord
+		if !projectPath(strings.ToLower(strings.Trim(f, "\"'`()[]{}<>,;!?.:"))) {
+			w *= weightValueWord // but a project's path is also what it names: src/components
+		}
 		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(f), alts: []alt{{kindTerm(kind), weightShape}}, shape: true, kind: kind})
 	} else if isDigits(strings.TrimLeft(lower, "#")) || isDecimal(lower) {
 		w *= weightValueWord // a number is an argument: PR 42, the last 20 lines
@@ -638,6 +640,8 @@ func shapeOf(f string) string {
 		return "directory" // src/, /var/log/
 	case dir != "" && (dir[0] == '/' || strings.HasPrefix(dir, "./") || strings.HasPrefix(dir, "~/")):
 		return "file"
+	case projectPath(lower):
+		return "directory" // db/migrations, src/components: not owner/repo
 	}
 	return ""
 }
@@ -793,6 +797,25 @@ func conventionalFile(name string) bool {
 		return true
 	}
 	return len(name) > 2 && name[0] == '.' && name[1] != '.' && name[1] != '/' && isName(name[1:]) && !formatExt(name[1:])
+}
+
+// projectPath reports whether f (lower case) is a relative path without
+// an extension whose first directory is one every project knows by its
+// name alone (db/migrations, src/components), so that it is read as a
+// directory rather than as a repository's owner/name. (deploy/x is not
+// one: kubectl's deployment.)
+func projectPath(f string) bool {
+	first, rest, ok := strings.Cut(f, "/")
+	if !ok || rest == "" || strings.HasSuffix(rest, "/") || strings.Contains(rest[strings.LastIndexByte(rest, '/')+1:], ".") {
+		return false
+	}
+	switch first {
+	case "src", "lib", "db", "docs", "doc", "test", "tests", "build", "dist", "scripts", "config",
+		"internal", "cmd", "pkg", "app", "public", "assets", "static", "migrations", "bin", "vendor", "node_modules",
+		"tmp", "var", "etc", "out", "target", "examples", "testdata":
+		return true
+	}
+	return false
 }
 
 // formatExt reports whether ext, written alone after a dot (".md", ".gz"),

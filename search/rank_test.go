@@ -494,6 +494,7 @@ func TestShapeOf(t *testing.T) {
 		"jane@x.io": "email", "ops@example.com,": "email", "a@b": "",
 		"C024BE91L": "channel", "C0456DEF,": "channel", "U024BE7LH": "user", "CONTRIBUTING": "", "C1234567": "", "c024be91l": "", "CHANGELOG.md": "file",
 		"document.title": "javascript", "window.scrollTo(0,": "javascript", "localStorage.getItem('k')": "javascript", "history.md": "file", "document.pdf": "file", "window.png": "file", "navigator.userAgent": "javascript",
+		"db/migrations": "directory", "build/reports/coverage": "directory", "acme/api": "", "deploy/checkout": "", "docs/adr/0007-cache.md": "file", "kubernetes/kubernetes": "",
 	} {
 		if got := shapeOf(in); got != want {
 			t.Errorf("shapeOf(%q) = %q, want %q", in, got, want)

@@ -44,8 +44,8 @@ var neverStudied = []string{"heldout", "blind4"}
 // floors are, per intent set, the recall@5 and MRR@10 under which the
 // benchmark fails (a regression): just under what the ranker reaches after
 // the eleventh round (dev 0.982 and 0.904, unseen 0.983 and 0.888, fresh
-// 0.995 and 0.921, blind5 0.969 and 0.841, blind6 0.936 and 0.815, blind7
-// 0.919 and 0.803, blind8 0.832 and 0.688, blind9 0.912 and 0.767: studied
+// 0.995 and 0.921, blind5 0.969 and 0.841, blind6 0.941 and 0.818, blind7
+// 0.919 and 0.803, blind8 0.841 and 0.695, blind9 0.912 and 0.767: studied
 // sets, blind9 since the eleventh round); the held-out set's (1.000 and
 // 0.929) and blind4's (0.955 and 0.859; 0.903 and 0.786 when it was
 // written), never studied, with a wider margin. And the ranker must stay
@@ -57,9 +57,9 @@ var floors = map[string]struct{ recall5, mrr float64 }{
 	"fresh":   {0.985, 0.915},
 	"blind4":  {0.93, 0.835},
 	"blind5":  {0.96, 0.83},
-	"blind6":  {0.925, 0.805},
+	"blind6":  {0.93, 0.81},
 	"blind7":  {0.91, 0.795},
-	"blind8":  {0.82, 0.675},
+	"blind8":  {0.83, 0.685},
 	"blind9":  {0.90, 0.755},
 }
 

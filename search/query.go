@@ -63,7 +63,7 @@ var weightValueWord = 0.25
 // Whether it is a question (isQuestion) is kept for ranking.
 func ParseQuery(text string) Query {
 	b := queryBuilder{th: builtin()}
-	fields := withoutFrames(strings.Fields(text))
+	fields := withoutFrames(withoutBefore(strings.Fields(text)))
 	b.q.question = isQuestion(fields)
 	qw := readQueryWords(b.th, fields)
 	var run []queryToken // words in a row, for phrases
@@ -509,6 +509,22 @@ func normalWord(f string) string {
 // endsClause reports whether a query's word ends a clause (a comma, a full
 // stop…).
 func endsClause(f string) bool { return strings.ContainsAny(f[len(f)-1:], ",;.:!?") }
+
+// withoutBefore drops the verb of a leading clause that says when, not
+// what: "before I delete anything, tell me which cluster kubectl talks to".
+// That verb is the agent's next step, not the request ("delete" would
+// win); the clause's object stays, for it is often the request's too
+// ("before I touch PR 77: its author").
+func withoutBefore(fields []string) []string {
+	if len(fields) < 4 || normalWord(fields[0]) != "before" || endsClause(fields[2]) {
+		return fields
+	}
+	switch normalWord(fields[1]) {
+	case "i", "we", "you":
+		return fields[3:]
+	}
+	return fields
+}
 
 // frames are the words around a request that say nothing of the task:
 // "can you…", "I need to…", "go ahead and…", "tell me…", "for me". They are

@@ -648,3 +648,19 @@ func TestWithoutFrames(t *testing.T) {
 		}
 	}
 }
+
+// TestWithoutBefore: the verb of a leading "before I …" clause is the
+// agent's next step, not its request; the clause's object stays.
+func TestWithoutBefore(t *testing.T) {
+	for in, want := range map[string]string{
+		"before I delete anything, tell me the current context": "anything, tell me the current context",
+		"before I touch PR 77: its author":                      "PR 77: its author",
+		"before we start: what do you know":                     "before we start: what do you know",
+		"before touching the schema, reason about it":           "before touching the schema, reason about it",
+		"delete it before I go":                                 "delete it before I go",
+	} {
+		if got := strings.Join(withoutBefore(strings.Fields(in)), " "); got != want {
+			t.Errorf("withoutBefore(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

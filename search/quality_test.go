@@ -45,7 +45,7 @@ var neverStudied = []string{"heldout", "blind4"}
 // benchmark fails (a regression): just under what the ranker reaches after
 // the eleventh round (dev 0.982 and 0.904, unseen 0.983 and 0.888, fresh
 // 0.995 and 0.921, blind5 0.969 and 0.841, blind6 0.941 and 0.818, blind7
-// 0.919 and 0.803, blind8 0.841 and 0.695, blind9 0.912 and 0.767: studied
+// 0.919 and 0.803, blind8 0.841 and 0.695, blind9 0.925 and 0.769: studied
 // sets, blind9 since the eleventh round); the held-out set's (1.000 and
 // 0.929) and blind4's (0.955 and 0.859; 0.903 and 0.786 when it was
 // written), never studied, with a wider margin. And the ranker must stay
@@ -60,7 +60,7 @@ var floors = map[string]struct{ recall5, mrr float64 }{
 	"blind6":  {0.93, 0.81},
 	"blind7":  {0.91, 0.795},
 	"blind8":  {0.83, 0.685},
-	"blind9":  {0.90, 0.755},
+	"blind9":  {0.91, 0.76},
 }
 
 // leastIntents is, per intent set, the fewest intents it may hold: the

@@ -597,8 +597,9 @@ func (q Query) Empty() bool { return len(q.concepts) == 0 }
 // shapeOf is the kind of thing a word of a query is, when it is a value
 // rather than a word — an agent names the file or page it works on — as
 // the term tools use for it: "url" (https://…, www.…, localhost:3000,
-// example.com), "directory" (src/), "file" (notes.md, ./run.sh, /etc/hosts),
-// "pattern" (*.go), "user" (@alice), "channel" (#general), "emoji"
+// example.com), "directory" (src/, db/migrations), "file" (notes.md,
+// ./run.sh, /etc/hosts), "pattern" (*.go), "user" (@alice, Slack's
+// U024BE7LH), "channel" (#general, Slack's C024BE91L), "emoji"
 // (:eyes:), "coordinates" (40.71,-74.01), "environment" (OPENAI_API_KEY,
 // $HOME), "email" (jane@x.io), "javascript" (document.title); else "".
 func shapeOf(f string) string {

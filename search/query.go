@@ -63,7 +63,7 @@ var weightValueWord = 0.25
 // Whether it is a question (isQuestion) is kept for ranking.
 func ParseQuery(text string) Query {
 	b := queryBuilder{th: builtin()}
-	fields := withoutFrames(strings.Fields(text))
+	fields := withoutFrames(withoutBefore(strings.Fields(text)))
 	b.q.question = isQuestion(fields)
 	qw := readQueryWords(b.th, fields)
 	var run []queryToken // words in a row, for phrases
@@ -295,7 +295,9 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 		kind = "coordinates" // 40.7128, -74.0060
 	}
 	if kind != "" {
-		w *= weightValueWord
+		if !projectPath(strings.ToLower(strings.Trim(f, "\"'`()[]{}<>,;!?.:"))) {
+			w *= weightValueWord // but a project's path is also what it names: src/components
+		}
 		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(f), alts: []alt{{kindTerm(kind), weightShape}}, shape: true, kind: kind})
 	} else if isDigits(strings.TrimLeft(lower, "#")) || isDecimal(lower) {
 		w *= weightValueWord // a number is an argument: PR 42, the last 20 lines
@@ -508,6 +510,22 @@ func normalWord(f string) string {
 // stop…).
 func endsClause(f string) bool { return strings.ContainsAny(f[len(f)-1:], ",;.:!?") }
 
+// withoutBefore drops the verb of a leading clause that says when, not
+// what: "before I delete anything, tell me which cluster kubectl talks to".
+// That verb is the agent's next step, not the request ("delete" would
+// win); the clause's object stays, for it is often the request's too
+// ("before I touch PR 77: its author").
+func withoutBefore(fields []string) []string {
+	if len(fields) < 4 || normalWord(fields[0]) != "before" || endsClause(fields[2]) {
+		return fields
+	}
+	switch normalWord(fields[1]) {
+	case "i", "we", "you":
+		return fields[3:]
+	}
+	return fields
+}
+
 // frames are the words around a request that say nothing of the task:
 // "can you…", "I need to…", "go ahead and…", "tell me…", "for me". They are
 // dropped before a query is read (withoutFrames), with any word that
@@ -579,10 +597,11 @@ func (q Query) Empty() bool { return len(q.concepts) == 0 }
 // shapeOf is the kind of thing a word of a query is, when it is a value
 // rather than a word — an agent names the file or page it works on — as
 // the term tools use for it: "url" (https://…, www.…, localhost:3000,
-// example.com), "directory" (src/), "file" (notes.md, ./run.sh, /etc/hosts),
-// "pattern" (*.go), "user" (@alice), "channel" (#general), "emoji"
+// example.com), "directory" (src/, db/migrations), "file" (notes.md,
+// ./run.sh, /etc/hosts), "pattern" (*.go), "user" (@alice, Slack's
+// U024BE7LH), "channel" (#general, Slack's C024BE91L), "emoji"
 // (:eyes:), "coordinates" (40.71,-74.01), "environment" (OPENAI_API_KEY,
-// $HOME), "email" (jane@x.io); else "".
+// $HOME), "email" (jane@x.io), "javascript" (document.title); else "".
 func shapeOf(f string) string {
 	f = strings.Trim(f, "\"'`()[]{}<>,;!?")
 	if len(f) > 2 && f[0] == ':' && f[len(f)-1] == ':' && isName(strings.ReplaceAll(f[1:len(f)-1], "+", "")) {
@@ -614,8 +633,14 @@ func shapeOf(f string) string {
 		return "environment" // OPENAI_API_KEY, $HOME, PATH
 	case f[0] == '#' && isName(f[1:]) && !isDigits(f[1:]):
 		return "channel"
+	case isSlackID(f, "CGD"):
+		return "channel" // C024BE91L: a channel's id, as Slack writes it
+	case isSlackID(f, "UW"):
+		return "user" // U024BE7LH
 	case conventionalFile(lower):
 		return "file"
+	case isBrowserGlobal(f):
+		return "javascript" // document.title, window.scrollTo(0, not a file
 	}
 	dir, base := "", lower
 	if i := strings.LastIndexByte(lower, '/'); i >= 0 {
@@ -632,6 +657,8 @@ func shapeOf(f string) string {
 		return "directory" // src/, /var/log/
 	case dir != "" && (dir[0] == '/' || strings.HasPrefix(dir, "./") || strings.HasPrefix(dir, "~/")):
 		return "file"
+	case projectPath(lower):
+		return "directory" // db/migrations, src/components: not owner/repo
 	}
 	return ""
 }
@@ -652,6 +679,50 @@ func isEmojiChars(f string) bool {
 		}
 	}
 	return pictographs > 0
+}
+
+// isBrowserGlobal reports whether f reads a property of one of the
+// browser's globals, as a page's JavaScript does (document.title,
+// window.scrollTo(0, localStorage.getItem('k')), and not a file's name
+// (document.pdf, window.png): the property is one of the document's, or is
+// written as code is, in camel case, called or followed by another.
+func isBrowserGlobal(f string) bool {
+	global, prop, ok := strings.Cut(f, ".")
+	if !ok || prop == "" {
+		return false
+	}
+	switch strings.ToLower(global) {
+	case "document", "window", "navigator", "localstorage", "sessionstorage":
+	default:
+		return false
+	}
+	switch prop {
+	case "title", "body", "cookie", "referrer", "domain", "head", "forms", "links", "images":
+		return true
+	}
+	return strings.ContainsAny(prop, ".([ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+}
+
+// isSlackID reports whether f is written as Slack writes the id of a
+// channel (C…, G…, D…) or a user (U…, W…): one of kinds' capitals, then 7
+// to 11 capitals and digits, at least one of each (C0456DEF, C07INCIDNT),
+// so that neither a word in capitals (CONTRIBUTING) nor a number is one.
+func isSlackID(f, kinds string) bool {
+	if len(f) < 8 || len(f) > 12 || !strings.ContainsRune(kinds, rune(f[0])) {
+		return false
+	}
+	var letters, digits int
+	for _, r := range f[1:] {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			letters++
+		case r >= '0' && r <= '9':
+			digits++
+		default:
+			return false
+		}
+	}
+	return letters > 0 && digits > 0
 }
 
 // isEmail reports whether f is an e-mail address: a name, @, and a
@@ -743,6 +814,25 @@ func conventionalFile(name string) bool {
 		return true
 	}
 	return len(name) > 2 && name[0] == '.' && name[1] != '.' && name[1] != '/' && isName(name[1:]) && !formatExt(name[1:])
+}
+
+// projectPath reports whether f (lower case) is a relative path without
+// an extension whose first directory is one every project knows by its
+// name alone (db/migrations, src/components), so that it is read as a
+// directory rather than as a repository's owner/name. (deploy/x is not
+// one: kubectl's deployment.)
+func projectPath(f string) bool {
+	first, rest, ok := strings.Cut(f, "/")
+	if !ok || rest == "" || strings.HasSuffix(rest, "/") || strings.Contains(rest[strings.LastIndexByte(rest, '/')+1:], ".") {
+		return false
+	}
+	switch first {
+	case "src", "lib", "db", "docs", "doc", "test", "tests", "build", "dist", "scripts", "config",
+		"internal", "cmd", "pkg", "app", "public", "assets", "static", "migrations", "bin", "vendor", "node_modules",
+		"tmp", "var", "etc", "out", "target", "examples", "testdata":
+		return true
+	}
+	return false
 }
 
 // formatExt reports whether ext, written alone after a dot (".md", ".gz"),

@@ -492,6 +492,9 @@ func TestShapeOf(t *testing.T) {
 		"lat/long": "", "e.g.": "", "v1.2": "", "hello": "", "x": "", "count(*)": "", "40.7128,-74.0060": "coordinates", "1.5": "", ":+1:": "emoji", "::": "", "👀": "emoji", "👍🏽": "emoji", "✅": "emoji", "→": "", "©": "", "a👀": "", "OPENAI_API_KEY": "environment", "$HOME": "environment", "HTTP": "", "read_file": "",
 		"a.go": "file", "c.go's": "file", "x.com": "url", ".md": "", ".gz": "", "acme/api#77": "issue", "acme/api#": "", "#12": "issue", "#": "", "#12a": "channel", "PATH": "environment", "path": "",
 		"jane@x.io": "email", "ops@example.com,": "email", "a@b": "",
+		"C024BE91L": "channel", "C0456DEF,": "channel", "U024BE7LH": "user", "CONTRIBUTING": "", "C1234567": "", "c024be91l": "", "CHANGELOG.md": "file",
+		"document.title": "javascript", "window.scrollTo(0,": "javascript", "localStorage.getItem('k')": "javascript", "history.md": "file", "document.pdf": "file", "window.png": "file", "navigator.userAgent": "javascript",
+		"db/migrations": "directory", "build/reports/coverage": "directory", "acme/api": "", "deploy/checkout": "", "docs/adr/0007-cache.md": "file", "kubernetes/kubernetes": "",
 	} {
 		if got := shapeOf(in); got != want {
 			t.Errorf("shapeOf(%q) = %q, want %q", in, got, want)
@@ -642,6 +645,22 @@ func TestWithoutFrames(t *testing.T) {
 	} {
 		if got := strings.Join(withoutFrames(strings.Fields(in)), " "); got != want {
 			t.Errorf("withoutFrames(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestWithoutBefore: the verb of a leading "before I …" clause is the
+// agent's next step, not its request; the clause's object stays.
+func TestWithoutBefore(t *testing.T) {
+	for in, want := range map[string]string{
+		"before I delete anything, tell me the current context": "anything, tell me the current context",
+		"before I touch PR 77: its author":                      "PR 77: its author",
+		"before we start: what do you know":                     "before we start: what do you know",
+		"before touching the schema, reason about it":           "before touching the schema, reason about it",
+		"delete it before I go":                                 "delete it before I go",
+	} {
+		if got := strings.Join(withoutBefore(strings.Fields(in)), " "); got != want {
+			t.Errorf("withoutBefore(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

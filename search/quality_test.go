@@ -30,7 +30,7 @@ var (
 
 // intentSets are the benchmark's intent sets, in the order they are
 // printed (testdata/README.md says how each was made).
-var intentSets = []string{"dev", "heldout", "unseen", "fresh", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9"}
+var intentSets = []string{"dev", "heldout", "unseen", "fresh", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10"}
 
 // studiedSets are the intent sets whose misses are studied, which the
 // bridge learns from and TestTune and TestAblate judge by (blind7 and
@@ -38,8 +38,9 @@ var intentSets = []string{"dev", "heldout", "unseen", "fresh", "blind4", "blind5
 // set and blind4 are never studied (testdata/README.md).
 var studiedSets = []string{"dev", "unseen", "fresh", "blind5", "blind6", "blind7", "blind8", "blind9"}
 
-// neverStudied are the sets judged on their aggregates only.
-var neverStudied = []string{"heldout", "blind4"}
+// neverStudied are the sets judged on their aggregates only (blind10,
+// written before the eleventh round, first measured after it).
+var neverStudied = []string{"heldout", "blind4", "blind10"}
 
 // floors are, per intent set, the recall@5 and MRR@10 under which the
 // benchmark fails (a regression): just under what the ranker reaches after
@@ -48,7 +49,8 @@ var neverStudied = []string{"heldout", "blind4"}
 // 0.919 and 0.803, blind8 0.841 and 0.695, blind9 0.925 and 0.769: studied
 // sets, blind9 since the eleventh round); the held-out set's (1.000 and
 // 0.929) and blind4's (0.955 and 0.859; 0.903 and 0.786 when it was
-// written), never studied, with a wider margin. And the ranker must stay
+// written), never studied, with a wider margin, as blind10's (0.900 and
+// 0.758, measured once after the eleventh round). And the ranker must stay
 // above plain BM25 on every set.
 var floors = map[string]struct{ recall5, mrr float64 }{
 	"dev":     {0.975, 0.895},
@@ -61,12 +63,13 @@ var floors = map[string]struct{ recall5, mrr float64 }{
 	"blind7":  {0.91, 0.795},
 	"blind8":  {0.83, 0.685},
 	"blind9":  {0.91, 0.76},
+	"blind10": {0.87, 0.73},
 }
 
 // leastIntents is, per intent set, the fewest intents it may hold: the
 // development and held-out sets together hold at least 80 (the issue's
 // minimum), each later set about as many as when it was written.
-var leastIntents = map[string]int{"unseen": 60, "fresh": 100, "blind4": 60, "blind5": 120, "blind6": 180, "blind7": 180, "blind8": 180, "blind9": 180}
+var leastIntents = map[string]int{"unseen": 60, "fresh": 100, "blind4": 60, "blind5": 120, "blind6": 180, "blind7": 180, "blind8": 180, "blind9": 180, "blind10": 180}
 
 // corpus is the recorded tools of every server.
 type corpus struct {

@@ -44,26 +44,25 @@ var neverStudied = []string{"heldout", "blind4"}
 
 // floors are, per intent set, the recall@5 and MRR@10 under which the
 // benchmark fails (a regression): just under what the ranker reaches after
-// the eleventh round (dev 0.982 and 0.904, unseen 0.983 and 0.888, fresh
-// 0.995 and 0.921, blind5 0.969 and 0.841, blind6 0.941 and 0.818, blind7
-// 0.919 and 0.803, blind8 0.841 and 0.695, blind9 0.925 and 0.769: studied
-// sets, blind9 since the eleventh round); the held-out set's (1.000 and
-// 0.929) and blind4's (0.955 and 0.859; 0.903 and 0.786 when it was
-// written), never studied, with a wider margin, as blind10's (0.900 and
-// 0.758, measured once after the eleventh round). And the ranker must stay
-// above plain BM25 on every set.
+// the twelfth round (dev 0.982 and 0.902, unseen 0.983 and 0.899, fresh
+// 0.989 and 0.922, blind5 0.973 and 0.844, blind6 0.936 and 0.817, blind7
+// 0.937 and 0.820, blind8 0.858 and 0.696, blind9 0.947 and 0.815, blind10
+// 0.952 and 0.832: studied sets, blind10 since the twelfth round); the
+// held-out set's (1.000 and 0.918) and blind4's (0.968 and 0.860; 0.903 and
+// 0.786 when it was written), never studied, with a wider margin. And the
+// ranker must stay above plain BM25 on every set.
 var floors = map[string]struct{ recall5, mrr float64 }{
 	"dev":     {0.975, 0.895},
 	"heldout": {0.98, 0.915},
-	"unseen":  {0.975, 0.88},
+	"unseen":  {0.975, 0.89},
 	"fresh":   {0.985, 0.915},
 	"blind4":  {0.93, 0.835},
-	"blind5":  {0.96, 0.83},
+	"blind5":  {0.965, 0.835},
 	"blind6":  {0.93, 0.81},
-	"blind7":  {0.91, 0.795},
-	"blind8":  {0.83, 0.685},
-	"blind9":  {0.91, 0.76},
-	"blind10": {0.87, 0.73},
+	"blind7":  {0.93, 0.81},
+	"blind8":  {0.85, 0.69},
+	"blind9":  {0.94, 0.805},
+	"blind10": {0.945, 0.825},
 }
 
 // leastIntents is, per intent set, the fewest intents it may hold: the

@@ -15,6 +15,27 @@ func TestThesaurusFile(t *testing.T) {
 	}
 }
 
+// No entry of the embedded thesaurus is written twice: a copy changes
+// nothing in ranking, so nothing else would notice one, and an edit of one
+// copy would leave the other behind.
+func TestThesaurusHasNoRepeatedLine(t *testing.T) {
+	seen := map[string]int{}
+	for i, line := range strings.Split(thesaurusText, "\n") {
+		entry := strings.TrimSpace(line)
+		if c := strings.IndexByte(entry, '#'); c >= 0 {
+			entry = strings.TrimSpace(entry[:c])
+		}
+		if entry == "" {
+			continue
+		}
+		if first, ok := seen[entry]; ok {
+			t.Errorf("thesaurus.txt:%d repeats line %d: %s", i+1, first, entry)
+			continue
+		}
+		seen[entry] = i + 1
+	}
+}
+
 // matches is what a query word matches through the thesaurus.
 func matches(word string) []string {
 	var out []string

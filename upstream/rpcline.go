@@ -26,37 +26,10 @@ const maxNesting = 10000
 func scanLine(line []byte) (m rpcLine, ok bool) {
 	s := jsonScan{b: line}
 	s.space()
-	if !s.eat('{') {
+	if s.i >= len(line) || line[s.i] != '{' {
 		return m, false
 	}
-	s.space()
-	if s.eat('}') {
-		return m, s.atEnd()
-	}
-	for {
-		key, ok := s.key()
-		if !ok {
-			return m, false
-		}
-		s.space()
-		if !s.eat(':') {
-			return m, false
-		}
-		s.space()
-		start := s.i
-		if !s.value(1) {
-			return m, false
-		}
-		m.set(key, line[start:s.i])
-		s.space()
-		if s.eat('}') {
-			return m, s.atEnd()
-		}
-		if !s.eat(',') {
-			return m, false
-		}
-		s.space()
-	}
+	return m, s.object(1, &m) && s.atEnd()
 }
 
 // set keeps v when key is one of the members the line is told apart by.
@@ -134,7 +107,7 @@ func (s *jsonScan) value(depth int) bool {
 		_, ok := s.str()
 		return ok
 	case c == '{':
-		return depth < maxNesting && s.object(depth+1)
+		return depth < maxNesting && s.object(depth+1, nil)
 	case c == '[':
 		return depth < maxNesting && s.array(depth+1)
 	case c == 't':
@@ -149,14 +122,24 @@ func (s *jsonScan) value(depth int) bool {
 	return false
 }
 
-func (s *jsonScan) object(depth int) bool {
+// object checks an object (s.i at its opening brace). When top is not
+// nil the object is a whole line, and the members that tell the line
+// apart are kept in top (their names decoded, as encoding/json would).
+func (s *jsonScan) object(depth int, top *rpcLine) bool {
 	s.i++ // {
 	s.space()
 	if s.eat('}') {
 		return true
 	}
 	for {
-		if _, ok := s.str(); !ok {
+		var key []byte
+		ok := false
+		if top != nil {
+			key, ok = s.key()
+		} else {
+			_, ok = s.str()
+		}
+		if !ok {
 			return false
 		}
 		s.space()
@@ -164,8 +147,12 @@ func (s *jsonScan) object(depth int) bool {
 			return false
 		}
 		s.space()
+		start := s.i
 		if !s.value(depth) {
 			return false
+		}
+		if top != nil {
+			top.set(key, s.b[start:s.i])
 		}
 		s.space()
 		if s.eat('}') {

@@ -32,17 +32,15 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
-)
 
-const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
-	`"io.modelcontextprotocol/clientInfo":{"name":"coldfloor","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	"github.com/mcpx-dev/mcpx/scripts/internal/rawsession"
+)
 
 func main() {
 	if len(os.Args) < 5 && (len(os.Args) != 3 || os.Args[1] != "-connect") {
@@ -134,42 +132,13 @@ func call(tool, args, command string, argv []string) ([]byte, error) {
 	}
 	defer in.Close()
 	out := bufio.NewReaderSize(stdout, 1<<20)
-	meta := "," + modernMeta
-	answer, err := exchange(in, out, `{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{`+modernMeta+"}}\n")
+	meta, err := rawsession.Open(in, out, "coldfloor")
 	if err != nil {
 		return nil, err
 	}
-	if !bytes.Contains(answer, []byte(`"result"`)) {
-		meta = ""
-		initialize := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",` +
-			`"capabilities":{},"clientInfo":{"name":"coldfloor","version":"1"}}}` + "\n"
-		if _, err := exchange(in, out, initialize); err != nil {
-			return nil, err
-		}
-		if _, err := io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
-			return nil, err
-		}
-	}
 	request := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":` + strconv.Quote(tool) +
 		`,"arguments":` + args + meta + "}}\n"
-	return exchange(in, out, request)
-}
-
-// exchange writes request and returns the first line after it with an id
-// (notifications the server sends meanwhile are skipped).
-func exchange(in io.Writer, out *bufio.Reader, request string) ([]byte, error) {
-	if _, err := io.WriteString(in, request); err != nil {
-		return nil, err
-	}
-	for {
-		line, err := out.ReadBytes('\n')
-		if err != nil {
-			return nil, err
-		}
-		if bytes.Contains(line, []byte(`"id"`)) {
-			return line, nil
-		}
-	}
+	return rawsession.Exchange(in, out, request)
 }
 
 func fail(err error) {

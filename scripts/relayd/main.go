@@ -32,12 +32,9 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
-)
 
-// modernMeta is the _meta a 2026-07-28 request carries (what mcp-go's
-// client sends, so the server does the work it does for the baseline).
-const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
-	`"io.modelcontextprotocol/clientInfo":{"name":"relayd","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	"github.com/mcpx-dev/mcpx/scripts/internal/rawsession"
+)
 
 func main() {
 	if len(os.Args) < 3 {
@@ -59,7 +56,7 @@ func main() {
 	}
 	r := &relay{server: in, pending: map[uint64]net.Conn{}}
 	lines := bufio.NewReaderSize(out, 1<<20)
-	if r.meta, err = handshake(in, lines); err != nil {
+	if r.meta, err = rawsession.Open(in, lines, "relayd"); err != nil {
 		fail(err)
 	}
 	ln, err := net.Listen("unix", os.Args[1])
@@ -76,44 +73,6 @@ func main() {
 			fail(err)
 		}
 		go r.serve(conn)
-	}
-}
-
-// handshake opens the session as mcp-go's client does: server/discover
-// first (2026-07-28), else initialize. It returns what every tools/call's
-// params end with: the modern _meta, or nothing.
-func handshake(in io.Writer, out *bufio.Reader) (string, error) {
-	discover := `{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{` + modernMeta + "}}\n"
-	answer, err := exchange(in, out, discover)
-	if err != nil {
-		return "", err
-	}
-	if bytes.Contains(answer, []byte(`"result"`)) {
-		return "," + modernMeta, nil
-	}
-	initialize := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",` +
-		`"capabilities":{},"clientInfo":{"name":"relayd","version":"1"}}}` + "\n"
-	if _, err := exchange(in, out, initialize); err != nil {
-		return "", err
-	}
-	_, err = io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
-	return "", err
-}
-
-// exchange writes request and returns the first line after it with an id
-// (notifications the server sends meanwhile are skipped).
-func exchange(in io.Writer, out *bufio.Reader, request string) ([]byte, error) {
-	if _, err := io.WriteString(in, request); err != nil {
-		return nil, err
-	}
-	for {
-		line, err := out.ReadBytes('\n')
-		if err != nil {
-			return nil, err
-		}
-		if bytes.Contains(line, []byte(`"id"`)) {
-			return line, nil
-		}
 	}
 }
 

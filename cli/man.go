@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
+	ucli "github.com/urfave/cli/v3"
+
 	"github.com/mcpx-dev/mcpx/internal/lazy"
 	"github.com/mcpx-dev/mcpx/internal/version"
-	ucli "github.com/urfave/cli/v3"
 )
 
 // man prints the manual page mcpx(1) in roff, made from the same command

@@ -649,11 +649,10 @@ func shapeOf(f string) string {
 	}
 	name, ext, dotted := cutLast(base, '.')
 	switch {
-	case dotted && name != "" && isName(name) && webDomains(ext) && dir == "":
+	case dotted && isName(name) && webDomains(ext) && dir == "":
 		return "url" // example.com, x.com
-	case dotted && len(name) >= 2 && len(ext) <= 5 && isName(ext) && !isDigits(ext),
-		dotted && name != "" && len(ext) >= 2 && len(ext) <= 5 && isName(name) && isName(ext) && !isDigits(ext): // a.go, not e.g
-		return "file"
+	case dotted && len(ext) <= 5 && isName(ext) && !isDigits(ext) && (len(name) >= 2 || len(ext) >= 2 && isName(name)):
+		return "file" // notes.md, a.go, not e.g
 	case dir != "" && base == "" && len(dir) > 1:
 		return "directory" // src/, /var/log/
 	case dir != "" && (dir[0] == '/' || strings.HasPrefix(dir, "./") || strings.HasPrefix(dir, "~/")):

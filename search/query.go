@@ -131,7 +131,7 @@ func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 // than what to do: a past participle ("the merged PRs", "the crashed pod",
 // "files modified by the PR") or "open" ("which issues are still open"),
 // but as a request's first word, where the request puts its verb, only
-// before a plural ("open bugs", not "open the file": ParseQuery). It
+// before a plural ("open bugs", not "open the file": markNumberAndState). It
 // still matches what it says, but does not cover a tool's name's verb
 // (merge_pull_request, open_nodes).
 func isState(c concept) bool {

@@ -2,6 +2,7 @@ package search
 
 import (
 	_ "embed"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -60,6 +61,8 @@ func embeddedBridge() bridgeTable {
 // ErrBridge is the kind of every error reading a bridge file.
 var ErrBridge error = bridgeError{}
 
+// bridgeError is ErrBridge's type: a value, so that declaring it is no
+// work at init.
 type bridgeError struct{}
 
 func (bridgeError) Error() string { return "bad bridge" }
@@ -98,19 +101,8 @@ func parseBridge(text string) (bridgeTable, error) {
 }
 
 func errBridgeLine(n int, problem string) error {
-	return &bridgeLineError{line: n + 1, problem: problem}
+	return fmt.Errorf("%w: line %d: %s", ErrBridge, n+1, problem)
 }
-
-type bridgeLineError struct {
-	line    int
-	problem string
-}
-
-func (e *bridgeLineError) Error() string {
-	return "bad bridge: line " + strconv.Itoa(e.line) + ": " + e.problem
-}
-
-func (e *bridgeLineError) Is(target error) bool { return target == ErrBridge }
 
 // bridgeWritten is how tools write term, a bridge word of the query term
 // from ("" if none).

@@ -380,20 +380,16 @@ func (b *docBuilder) count(t string, f Field) {
 }
 
 func (b *docBuilder) doc() *Doc {
-	d := &Doc{terms: make([]docTerm, 0, len(b.tf)), single: [2]int16{-1, -1}, verb: -1, conv: [2]int16{-1, -1}}
+	d := &Doc{terms: make([]docTerm, 0, len(b.tf)), single: [2]int16{-1, -1}}
 	for t, i := range b.tf {
 		d.terms = append(d.terms, docTerm{t, b.counts[i]})
 	}
 	slices.SortFunc(d.terms, func(a, b docTerm) int { return strings.Compare(a.term, b.term) })
 	for k, t := range b.single[:min(2, len(b.single))] {
-		if i, ok := slices.BinarySearchFunc(d.terms, t, func(t docTerm, s string) int { return strings.Compare(t.term, s) }); ok && i < math.MaxInt16 {
-			d.single[k] = int16(i)
-		}
+		d.single[k] = d.position(t)
 	}
 	d.verb = d.position(b.verb)
-	if b.conv[0] != "" {
-		d.conv = [2]int16{d.position(b.conv[0]), d.position(b.conv[1])}
-	}
+	d.conv = [2]int16{d.position(b.conv[0]), d.position(b.conv[1])}
 	for f, n := range b.lens {
 		d.lens[f] = uint16(min(n, 65535))
 	}
@@ -406,7 +402,7 @@ func (d *Doc) position(term string) int16 {
 	if term == "" {
 		return -1
 	}
-	if i, ok := slices.BinarySearchFunc(d.terms, term, func(t docTerm, s string) int { return strings.Compare(t.term, s) }); ok && i < math.MaxInt16 {
+	if i, ok := d.search(term); ok && i < math.MaxInt16 {
 		return int16(i)
 	}
 	return -1
@@ -468,9 +464,14 @@ func lastTerm(fields []string) string {
 
 // find returns the counts of term in d, if d has it.
 func (d *Doc) find(term string) (*[numFields]uint8, bool) {
-	i, ok := slices.BinarySearchFunc(d.terms, term, func(t docTerm, s string) int { return strings.Compare(t.term, s) })
+	i, ok := d.search(term)
 	if !ok {
 		return nil, false
 	}
 	return &d.terms[i].tf, true
+}
+
+// search returns where term is, or would be, in d.terms, and whether it is.
+func (d *Doc) search(term string) (int, bool) {
+	return slices.BinarySearchFunc(d.terms, term, func(t docTerm, s string) int { return strings.Compare(t.term, s) })
 }

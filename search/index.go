@@ -1,9 +1,6 @@
 package search
 
-import (
-	"math"
-	"slices"
-)
+import "slices"
 
 // Index is the inverted index of one set of tools (one server's, as a
 // daemon view allows them): per term, the tools whose document has it. A
@@ -109,5 +106,5 @@ func (ix *Index) df(term string) int {
 // isSingle reports whether d's k-th term is its name's last word, or a
 // phrase ending with it, written in the singular (Doc.single).
 func (d *Doc) isSingle(k int) bool {
-	return k < math.MaxInt16 && (int16(k) == d.single[0] || int16(k) == d.single[1])
+	return int(d.single[0]) == k || int(d.single[1]) == k
 }

@@ -131,7 +131,7 @@ func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 // than what to do: a past participle ("the merged PRs", "the crashed pod",
 // "files modified by the PR") or "open" ("which issues are still open"),
 // but as a request's first word, where the request puts its verb, only
-// before a plural ("open bugs", not "open the file": ParseQuery). It
+// before a plural ("open bugs", not "open the file": markNumberAndState). It
 // still matches what it says, but does not cover a tool's name's verb
 // (merge_pull_request, open_nodes).
 func isState(c concept) bool {
@@ -224,9 +224,7 @@ func readQueryWords(th *thesaurus, fields []string) queryWords {
 		if i >= from && i < to || i >= codeFrom && i < codeTo {
 			// A statement's words name its tables and columns, code's
 			// its own names, not the tool.
-			for _, t := range tokenize(fields[i], nil) {
-				qw.tokens = append(qw.tokens, queryToken{t, weightValueWord, false})
-			}
+			qw.addTokens(fields[i], weightValueWord)
 			continue
 		}
 		if end := quoteEnd(fields, i); end > i && (end > i+1 || shapeOf(fields[i]) == "") {
@@ -234,9 +232,7 @@ func readQueryWords(th *thesaurus, fields []string) queryWords {
 			// write, not the tool (a value quoted alone, "notes.md",
 			// is still a value).
 			for _, f := range fields[i:end] {
-				for _, t := range tokenize(f, nil) {
-					qw.tokens = append(qw.tokens, queryToken{t, weightQuoted, false})
-				}
+				qw.addTokens(f, weightQuoted)
 			}
 			i = end - 1
 			continue
@@ -254,6 +250,13 @@ func readQueryWords(th *thesaurus, fields []string) queryWords {
 		context = qw.readWord(th, fields, i, context)
 	}
 	return qw
+}
+
+// addTokens adds the tokens of a query's word f, each at weight w.
+func (qw *queryWords) addTokens(f string, w float64) {
+	for _, t := range tokenize(f, nil) {
+		qw.tokens = append(qw.tokens, queryToken{t, w, false})
+	}
 }
 
 // phrasalToken is the token of a phrasal verb written as fields.
@@ -304,9 +307,7 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 	} else if isAssignment(lower) {
 		w *= weightValueWord // an argument too: team=platform, LOG_LEVEL=debug
 	}
-	for _, t := range tokenize(f, nil) {
-		qw.tokens = append(qw.tokens, queryToken{t, w, false})
-	}
+	qw.addTokens(f, w)
 	for _, word := range words(f) {
 		if cue := strings.ToLower(word); stopWords()[cue] && th.alts[cue] != nil {
 			qw.cues = append(qw.cues, cue)
@@ -648,11 +649,10 @@ func shapeOf(f string) string {
 	}
 	name, ext, dotted := cutLast(base, '.')
 	switch {
-	case dotted && name != "" && isName(name) && webDomains(ext) && dir == "":
+	case dotted && isName(name) && webDomains(ext) && dir == "":
 		return "url" // example.com, x.com
-	case dotted && len(name) >= 2 && len(ext) <= 5 && isName(ext) && !isDigits(ext),
-		dotted && name != "" && len(ext) >= 2 && len(ext) <= 5 && isName(name) && isName(ext) && !isDigits(ext): // a.go, not e.g
-		return "file"
+	case dotted && len(ext) <= 5 && isName(ext) && !isDigits(ext) && (len(name) >= 2 || len(ext) >= 2 && isName(name)):
+		return "file" // notes.md, a.go, not e.g
 	case dir != "" && base == "" && len(dir) > 1:
 		return "directory" // src/, /var/log/
 	case dir != "" && (dir[0] == '/' || strings.HasPrefix(dir, "./") || strings.HasPrefix(dir, "~/")):

@@ -30,7 +30,7 @@ var (
 
 // intentSets are the benchmark's intent sets, in the order they are
 // printed (testdata/README.md says how each was made).
-var intentSets = []string{"dev", "heldout", "unseen", "fresh", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11"}
+var intentSets = []string{"dev", "heldout", "unseen", "fresh", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12"}
 
 // studiedSets are the intent sets whose misses are studied, which the
 // bridge learns from and TestTune and TestAblate judge by (blind7 and
@@ -40,8 +40,9 @@ var intentSets = []string{"dev", "heldout", "unseen", "fresh", "blind4", "blind5
 var studiedSets = []string{"dev", "unseen", "fresh", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10"}
 
 // neverStudied are the sets judged on their aggregates only (blind11,
-// written before the twelfth round, first measured after it).
-var neverStudied = []string{"heldout", "blind4", "blind11"}
+// written before the twelfth round, first measured after it; blind12,
+// written and first measured before the thirteenth).
+var neverStudied = []string{"heldout", "blind4", "blind11", "blind12"}
 
 // floors are, per intent set, the recall@5 and MRR@10 under which the
 // benchmark fails (a regression): just under what the ranker reaches after
@@ -51,7 +52,8 @@ var neverStudied = []string{"heldout", "blind4", "blind11"}
 // 0.957 and 0.836: studied sets, blind10 since the twelfth round); the
 // held-out set's (1.000 and 0.918) and blind4's (0.968 and 0.860; 0.903 and
 // 0.786 when it was written), never studied, with a wider margin, as
-// blind11's (0.855 and 0.722, measured once after the twelfth round). And
+// blind11's (0.855 and 0.722, measured once after the twelfth round) and
+// blind12's (0.891 and 0.760, measured once before the thirteenth). And
 // the ranker must stay above plain BM25 on every set.
 var floors = map[string]struct{ recall5, mrr float64 }{
 	"dev":     {0.975, 0.895},
@@ -66,12 +68,13 @@ var floors = map[string]struct{ recall5, mrr float64 }{
 	"blind9":  {0.94, 0.805},
 	"blind10": {0.945, 0.825},
 	"blind11": {0.82, 0.69},
+	"blind12": {0.86, 0.73},
 }
 
 // leastIntents is, per intent set, the fewest intents it may hold: the
 // development and held-out sets together hold at least 80 (the issue's
 // minimum), each later set about as many as when it was written.
-var leastIntents = map[string]int{"unseen": 60, "fresh": 100, "blind4": 60, "blind5": 120, "blind6": 180, "blind7": 180, "blind8": 180, "blind9": 180, "blind10": 180, "blind11": 180}
+var leastIntents = map[string]int{"unseen": 60, "fresh": 100, "blind4": 60, "blind5": 120, "blind6": 180, "blind7": 180, "blind8": 180, "blind9": 180, "blind10": 180, "blind11": 180, "blind12": 180}
 
 // corpus is the recorded tools of every server.
 type corpus struct {

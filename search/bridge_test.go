@@ -14,13 +14,18 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/lazy"
 )
 
+// trainSets are intent sets written only for the bridge to learn from
+// (testdata/README.md): never studied intent by intent, never measured
+// as a benchmark.
+var trainSets = []string{"train1", "train2", "train3", "train4", "train5", "train6"}
+
 // bridgeSets are the intent sets the bridge learns from: the studied ones
-// (testdata/README.md). The never-studied sets (neverStudied) are never
+// and the training ones. The never-studied sets (neverStudied) are never
 // learned from.
-var bridgeSets = studiedSets
+var bridgeSets = slices.Concat(studiedSets, trainSets)
 
 // bridgeParams are the generator's settings, chosen by cross-validation
-// across the studied sets (TestBridgeCrossValidate).
+// across the sets it learns from (TestBridgeCrossValidate).
 type bridgeParams struct {
 	minIntents  int     // a pair is learned from at least this many intents
 	minTools    int     // whose answers hold the tool word in at least this many distinct tools
@@ -31,7 +36,7 @@ type bridgeParams struct {
 	allFields   bool    // bridge words from parameters' names and descriptions too, not only the tool's name, title, description and enum values
 }
 
-var defaultBridgeParams = bridgeParams{minIntents: 1, minTools: 1, minStrength: 0.2, prior: 2, maxWords: 6, serverShare: 0.3}
+var defaultBridgeParams = bridgeParams{minIntents: 1, minTools: 1, minStrength: 0.1, prior: 2, maxWords: 6, serverShare: 0.3}
 
 // toolTerms are, per tool (NS.TOOL), the terms of its own text (name,
 // title, description, parameters, enum values) and how tools write each
@@ -208,9 +213,10 @@ func setBridge(b bridgeTable) func() {
 // bridgeIntents are the intents of sets the bridge learns from, less
 // those that repeat a never-studied intent's words for the same tool
 // (overlaps): learning from them would carry that set's answers into the
-// ranker. The studied sets hold a few such intents: the held-out set was
+// ranker. The older sets hold a few such intents (the held-out set was
 // written first, and the sets after it were rephrased against it at other
-// thresholds.
+// thresholds); the training sets hold none
+// (TestTrainingSetsRepeatNoMeasuredIntent).
 func bridgeIntents(t testing.TB, sets []string) []intent {
 	var measured []intent
 	for _, set := range neverStudied {
@@ -296,7 +302,7 @@ func TestBridgeCrossValidate(t *testing.T) {
 			}
 		}
 	}
-	weights := []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7}
+	weights := []float64{0, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}
 	if os.Getenv("MCPX_SEARCH_BRIDGE_GRID") != "" {
 		weights = []float64{0.3, 0.5}
 	}

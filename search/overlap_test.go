@@ -69,6 +69,22 @@ func overlaps(mine, others []intent) []string {
 	return out
 }
 
+// TestTrainingSetsRepeatNoMeasuredIntent: the training sets were written
+// clear of the never-studied sets (bridgeIntents would drop what repeats
+// one; this says so to whoever adds a training set). Only the training
+// side is printed.
+func TestTrainingSetsRepeatNoMeasuredIntent(t *testing.T) {
+	var measured []intent
+	for _, set := range neverStudied {
+		measured = append(measured, loadIntents(t, set)...)
+	}
+	for _, set := range trainSets {
+		for _, line := range overlaps(loadIntents(t, set), measured) {
+			t.Errorf("%s: %s repeats a never-studied intent's words for the same tool (Jaccard >= 0.5): rephrase or drop it", set, line)
+		}
+	}
+}
+
 func TestOverlaps(t *testing.T) {
 	mine := []intent{
 		{"delete the stale branch feature/x", []string{"github.delete_branch"}},

@@ -2,6 +2,8 @@ package search
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -96,4 +98,56 @@ func TestOverlaps(t *testing.T) {
 	if len(got) != 1 || !strings.Contains(got[0], "delete the stale") {
 		t.Errorf("got %q, want only the first intent (same words, shared answer)", got)
 	}
+}
+
+// TestNewSetOverlap is the check an intent set's author runs before
+// committing it: MCPX_SEARCH_OVERLAP=FILE prints FILE's intents that
+// overlap an intent of another set in testdata/intents (only FILE's side,
+// so the author never reads the other sets), and fails while any does or
+// while an answer names no recorded tool.
+func TestNewSetOverlap(t *testing.T) {
+	path := os.Getenv("MCPX_SEARCH_OVERLAP")
+	if path == "" {
+		t.Skip("MCPX_SEARCH_OVERLAP=FILE runs it")
+	}
+	mine, err := readIntents(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "intents", "*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var others []intent
+	for _, f := range files {
+		if same, err := sameFile(f, path); err != nil {
+			t.Fatal(err)
+		} else if !same {
+			in, err := readIntents(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			others = append(others, in...)
+		}
+	}
+	for _, bad := range loadCorpus(t).unknownAnswers(mine) {
+		t.Errorf("%s: %s", path, bad)
+	}
+	lines := overlaps(mine, others)
+	for _, line := range lines {
+		t.Errorf("%s: %s overlaps an older intent for the same tool: rephrase it", path, line)
+	}
+	t.Logf("%d of %d intents overlap", len(lines), len(mine))
+}
+
+func sameFile(a, b string) (bool, error) {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	sb, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(sa, sb), nil
 }

@@ -132,9 +132,19 @@ type intent struct {
 
 func loadIntents(t testing.TB, set string) []intent {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "intents", set+".txt"))
+	intents, err := readIntents(filepath.Join("testdata", "intents", set+".txt"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	return intents
+}
+
+// readIntents reads an intent file: `QUERY => NS.TOOL...` a line, and
+// comments.
+func readIntents(path string) ([]intent, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	var out []intent
@@ -146,9 +156,29 @@ func loadIntents(t testing.TB, set string) []intent {
 		}
 		q, want, ok := strings.Cut(line, "=>")
 		if !ok || strings.TrimSpace(q) == "" || len(strings.Fields(want)) == 0 {
-			t.Fatalf("%s.txt:%d: want QUERY => NS.TOOL...", set, n)
+			return nil, fmt.Errorf("%s:%d: want QUERY => NS.TOOL...", path, n)
 		}
 		out = append(out, intent{strings.TrimSpace(q), strings.Fields(want)})
+	}
+	return out, sc.Err()
+}
+
+// unknownAnswers names the answers of intents that no recorded tool is (a
+// typo would make an intent impossible, or teach the bridge nothing).
+func (c *corpus) unknownAnswers(intents []intent) []string {
+	known := map[string]bool{}
+	for si, s := range c.servers {
+		for ti := range s.parsed {
+			known[c.name(si, ti)] = true
+		}
+	}
+	var out []string
+	for _, in := range intents {
+		for _, w := range in.want {
+			if !known[w] {
+				out = append(out, fmt.Sprintf("%q accepts %s, which no server lists", in.query, w))
+			}
+		}
 	}
 	return out
 }
@@ -313,21 +343,9 @@ func TestQuality(t *testing.T) {
 	if small {
 		t.Fatalf("the benchmark is too small: %d servers, %d tools; intents: %s", len(c.servers), tools, strings.Join(sizes, ", "))
 	}
-	// Every acceptable answer is a recorded tool (a typo would make an
-	// intent impossible).
-	known := map[string]bool{}
-	for si, s := range c.servers {
-		for ti := range s.parsed {
-			known[c.name(si, ti)] = true
-		}
-	}
-	for set, intents := range sets {
-		for _, in := range intents {
-			for _, w := range in.want {
-				if !known[w] {
-					t.Errorf("%s: %q accepts %s, which no server lists", set, in.query, w)
-				}
-			}
+	for _, set := range slices.Concat(intentSets, trainSets) {
+		for _, bad := range c.unknownAnswers(loadIntents(t, set)) {
+			t.Errorf("%s: %s", set, bad)
 		}
 	}
 

@@ -212,7 +212,7 @@ func setBridge(b bridgeTable) func() {
 
 // bridgeIntents are the intents of sets the bridge learns from, less
 // those that repeat a never-studied intent's words for the same tool
-// (overlaps): learning from them would carry that set's answers into the
+// (overlapping): learning from them would carry that set's answers into the
 // ranker. The older sets hold a few such intents (the held-out set was
 // written first, and the sets after it were rephrased against it at other
 // thresholds); the training sets hold none
@@ -224,8 +224,13 @@ func bridgeIntents(t testing.TB, sets []string) []intent {
 	}
 	var all []intent
 	for _, set := range sets {
-		for _, in := range loadIntents(t, set) {
-			if len(overlaps([]intent{in}, measured)) == 0 {
+		intents := loadIntents(t, set)
+		skip := map[int]bool{}
+		for _, o := range overlapping(intents, measured) {
+			skip[o.index] = true
+		}
+		for i, in := range intents {
+			if !skip[i] {
 				all = append(all, in)
 			}
 		}

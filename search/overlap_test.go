@@ -16,16 +16,22 @@ var overlapWord = regexp.MustCompile(`[a-z0-9]+`)
 
 // overlapStop are the words the overlap check ignores: function words and
 // the verbs every request has.
-var overlapStop = strings.Fields(`a an the and or but if then so of to in on at by for with from into onto over
-under about as is are was were be been being do does did done have has had i me my we our us you your it its this
-that these those there here what which who whom whose when where why how can could would should will shall may
-might must please just also all any some each every no not than too very up out off get got give let make want
-need like one two using use via per`)
+var overlapStop = func() map[string]bool {
+	set := map[string]bool{}
+	for _, w := range strings.Fields(`a an the and or but if then so of to in on at by for with from into onto
+over under about as is are was were be been being do does did done have has had i me my we our us you your
+it its this that these those there here what which who whom whose when where why how can could would should
+will shall may might must please just also all any some each every no not than too very up out off get got
+give let make want need like one two using use via per`) {
+		set[w] = true
+	}
+	return set
+}()
 
 func contentWords(query string) map[string]bool {
 	out := map[string]bool{}
 	for _, w := range overlapWord.FindAllString(strings.ToLower(query), -1) {
-		if !slices.Contains(overlapStop, w) {
+		if !overlapStop[w] {
 			out[w] = true
 		}
 	}
@@ -45,30 +51,40 @@ func jaccard(a, b map[string]bool) float64 {
 	return float64(both) / float64(len(a)+len(b)-both)
 }
 
-// overlaps returns mine's intents whose content words overlap an intent
-// of others with a shared answer (Jaccard >= 0.5), naming only mine's
-// side: a set's author can rephrase without reading the other sets.
-func overlaps(mine, others []intent) []string {
-	type words struct {
-		in intent
-		w  map[string]bool
+// overlap is one of mine's intents that overlaps another set's.
+type overlap struct {
+	index   int     // in mine
+	jaccard float64 // the highest with another set's intent of a shared answer
+}
+
+// overlapping returns mine's intents whose content words overlap an
+// intent of others with a shared answer (Jaccard >= 0.5). Callers name
+// only mine's side: a set's author can rephrase without reading the
+// other sets.
+func overlapping(mine, others []intent) []overlap {
+	theirs := make([]map[string]bool, len(others))
+	for i, in := range others {
+		theirs[i] = contentWords(in.query)
 	}
-	var theirs []words
-	for _, in := range others {
-		theirs = append(theirs, words{in, contentWords(in.query)})
-	}
-	var out []string
-	for _, in := range mine {
+	var out []overlap
+	for i, in := range mine {
 		w := contentWords(in.query)
-		for _, o := range theirs {
-			shared := slices.ContainsFunc(in.want, func(name string) bool { return slices.Contains(o.in.want, name) })
-			if shared && jaccard(w, o.w) >= 0.5 {
-				out = append(out, fmt.Sprintf("%.2f %q", jaccard(w, o.w), in.query))
-				break
+		best := 0.0
+		for j, o := range others {
+			if slices.ContainsFunc(in.want, func(name string) bool { return slices.Contains(o.want, name) }) {
+				best = max(best, jaccard(w, theirs[j]))
 			}
+		}
+		if best >= 0.5 {
+			out = append(out, overlap{i, best})
 		}
 	}
 	return out
+}
+
+// describe names an overlapping intent of mine for a message.
+func (o overlap) describe(mine []intent) string {
+	return fmt.Sprintf("%.2f %q", o.jaccard, mine[o.index].query)
 }
 
 // TestTrainingSetsRepeatNoMeasuredIntent: the training sets were written
@@ -81,8 +97,9 @@ func TestTrainingSetsRepeatNoMeasuredIntent(t *testing.T) {
 		measured = append(measured, loadIntents(t, set)...)
 	}
 	for _, set := range trainSets {
-		for _, line := range overlaps(loadIntents(t, set), measured) {
-			t.Errorf("%s: %s repeats a never-studied intent's words for the same tool (Jaccard >= 0.5): rephrase or drop it", set, line)
+		mine := loadIntents(t, set)
+		for _, o := range overlapping(mine, measured) {
+			t.Errorf("%s: %s repeats a never-studied intent's words for the same tool (Jaccard >= 0.5): rephrase or drop it", set, o.describe(mine))
 		}
 	}
 }
@@ -94,9 +111,9 @@ func TestOverlaps(t *testing.T) {
 		{"list my open pull requests", []string{"github.list_pull_requests"}},
 	}
 	others := []intent{{"please delete stale branch feature/x now", []string{"github.delete_branch", "github.other"}}}
-	got := overlaps(mine, others)
-	if len(got) != 1 || !strings.Contains(got[0], "delete the stale") {
-		t.Errorf("got %q, want only the first intent (same words, shared answer)", got)
+	got := overlapping(mine, others)
+	if len(got) != 1 || got[0].index != 0 || got[0].jaccard < 0.8 {
+		t.Errorf("got %+v, want only the first intent (same words but one, shared answer)", got)
 	}
 }
 
@@ -133,11 +150,11 @@ func TestNewSetOverlap(t *testing.T) {
 	for _, bad := range loadCorpus(t).unknownAnswers(mine) {
 		t.Errorf("%s: %s", path, bad)
 	}
-	lines := overlaps(mine, others)
-	for _, line := range lines {
-		t.Errorf("%s: %s overlaps an older intent for the same tool: rephrase it", path, line)
+	found := overlapping(mine, others)
+	for _, o := range found {
+		t.Errorf("%s: %s overlaps an older intent for the same tool: rephrase it", path, o.describe(mine))
 	}
-	t.Logf("%d of %d intents overlap", len(lines), len(mine))
+	t.Logf("%d of %d intents overlap", len(found), len(mine))
 }
 
 func sameFile(a, b string) (bool, error) {

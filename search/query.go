@@ -294,8 +294,14 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 		w = weightTopic // instead of weightContext
 	}
 	kind := shapeOf(f)
+	if isDistance(lower) {
+		kind = "radius" // 2.5mi, not a file
+	}
 	if kind == "" && i+1 < len(fields) && strings.HasSuffix(f, ",") && isCoordinates(f+strings.TrimRight(fields[i+1], ",;.:!?)")) {
 		kind = "coordinates" // 40.7128, -74.0060
+	}
+	if kind == "" && i+1 < len(fields) && isNumber(f) && distanceUnit(fields[i+1]) {
+		kind = "radius" // within 1km, 1500 m of a point: how far to search
 	}
 	if kind != "" {
 		if !projectPath(strings.ToLower(strings.Trim(f, "\"'`()[]{}<>,;!?.:"))) {
@@ -753,6 +759,24 @@ func isEnvName(f string) bool {
 		}
 	}
 	return true
+}
+
+// isDistance reports whether f (lower case) is a distance written as one
+// word: a number, then its unit (1km, 2.5mi); not 500m, which is as
+// often ten minutes (--since=10m) or half a CPU.
+func isDistance(f string) bool {
+	n := strings.IndexFunc(f, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.') })
+	return n > 0 && isNumber(f[:n]) && f[n:] != "m" && distanceUnit(f[n:])
+}
+
+// distanceUnit reports whether u is a unit of distance (m, km, miles…).
+func distanceUnit(u string) bool {
+	switch strings.ToLower(strings.TrimRight(u, ",;.:!?)")) {
+	case "m", "km", "mi", "ft", "yd", "meter", "meters", "metre", "metres", "kilometer", "kilometers", "kilometre", "kilometres",
+		"mile", "miles", "feet", "yard", "yards":
+		return true
+	}
+	return false
 }
 
 // isAssignment reports whether a query's word gives a key a value

@@ -664,3 +664,21 @@ func TestWithoutBefore(t *testing.T) {
 		}
 	}
 }
+
+// TestDistance: a distance is a value, how far to search, whether written
+// in one word or two; a number of minutes or millicores is not one.
+func TestDistance(t *testing.T) {
+	for q, want := range map[string]bool{
+		"coffee within 1km of 37.77,-122.41":      true,
+		"ramen within 1500 m of 35.6595,139.7005": true,
+		"bars in 2.5mi of the hotel":              true,
+		"logs of the last 10m":                    false,
+		"limit the pod to 500m cpu":               false,
+		"the last 3 messages":                     false,
+	} {
+		got := slices.ContainsFunc(ParseQuery(q).concepts, func(c concept) bool { return c.kind == "radius" })
+		if got != want {
+			t.Errorf("%q: a distance %v, want %v", q, got, want)
+		}
+	}
+}

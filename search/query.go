@@ -307,7 +307,13 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 		if !projectPath(strings.ToLower(strings.Trim(f, "\"'`()[]{}<>,;!?.:"))) {
 			w *= weightValueWord // but a project's path is also what it names: src/components
 		}
-		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(f), alts: []alt{{kindTerm(kind), weightShape}}, shape: true, kind: kind})
+		alts := []alt{{kindTerm(kind), weightShape}}
+		if kind == "issue" {
+			// acme/api#77 is an issue or a pull request: forges number
+			// them in one sequence.
+			alts = append(alts, alt{"pull request", weightShape * weightEquivalent})
+		}
+		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(f), alts: alts, shape: true, kind: kind})
 	} else if isDigits(strings.TrimLeft(lower, "#")) || isDecimal(lower) {
 		w *= weightValueWord // a number is an argument: PR 42, the last 20 lines
 	} else if isAssignment(lower) {

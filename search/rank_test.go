@@ -682,3 +682,27 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestIssueRefIsPullRequestToo: owner/repo#N numbers an issue or a pull
+// request, so the request's other words decide which.
+func TestIssueRefIsPullRequestToo(t *testing.T) {
+	tools := []string{
+		`{"name":"get_issue","description":"Get details of a specific issue in a GitHub repository"}`,
+		`{"name":"get_pull_request_files","description":"Get the list of files changed in a pull request"}`,
+	}
+	var docs []*Doc
+	for _, raw := range tools {
+		tool, err := ParseTool([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, NewDoc(tool))
+	}
+	ix := NewIndex(docs, nil)
+	for q, want := range map[string]int{"which files did pallets/flask#9012 touch": 1, "details of acme/api#12": 0} {
+		hits := Rank([]*Index{ix}, ParseQuery(q), 10, func(a, b Hit) int { return a.Doc - b.Doc })
+		if len(hits) == 0 || hits[0].Doc != want {
+			t.Errorf("%q: got %+v, want tool %d first", q, hits, want)
+		}
+	}
+}

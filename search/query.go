@@ -426,10 +426,23 @@ func sqlStatement(fields []string) (from, to int) {
 			punct = punct || strings.ContainsAny(g, "*=;(")
 		}
 		if partner && (upper || punct) {
+			for i > 0 && isSQLPrefix(fields[i-1]) {
+				i-- // EXPLAIN ANALYZE SELECT …: the plan of the statement is SQL too
+			}
 			return i, len(fields)
 		}
 	}
 	return 0, 0
+}
+
+// isSQLPrefix reports whether f is a keyword written in capitals that
+// asks for a statement's plan rather than its rows (EXPLAIN, ANALYZE).
+func isSQLPrefix(f string) bool {
+	switch f {
+	case "EXPLAIN", "ANALYZE", "ANALYSE", "VERBOSE":
+		return true
+	}
+	return false
 }
 
 // codeSpan returns where the first span of code the query quotes in

@@ -511,6 +511,8 @@ func TestSQLStatement(t *testing.T) {
 		"delete the pod from the cluster":              "",
 		"update the issue":                             "",
 		"UPDATE users SET name = 'x'":                  "UPDATE users SET name = 'x'",
+		"EXPLAIN ANALYZE SELECT * FROM events":         "EXPLAIN ANALYZE SELECT * FROM events",
+		"explain select * from t":                      "select * from t",
 		"CREATE TABLE t (id int)":                      "CREATE TABLE t (id int)",
 		// Keys and values are no SQL without the keywords it needs.
 		"create a configmap with the pairs A=1 and B=2": "",

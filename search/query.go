@@ -303,7 +303,15 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 	if kind == "" && i+1 < len(fields) && isNumber(f) && distanceUnit(fields[i+1]) {
 		kind = "radius" // within 1km, 1500 m of a point: how far to search
 	}
-	if kind != "" {
+	if key, ok := searchQualifier(lower); kind == "" && ok {
+		// is:pr, extension:yml, org:acme: a code host's search syntax,
+		// typed as the request; its key says what is searched.
+		alts := []alt{{"search", weightShape}}
+		if key != "" {
+			alts = []alt{{key, weightShape}, {"search", weightShape}}
+		}
+		qw.kinds = append(qw.kinds, concept{word: lower, alts: alts, shape: true, kind: "search"})
+	} else if kind != "" {
 		if !projectPath(strings.ToLower(strings.Trim(f, "\"'`()[]{}<>,;!?.:"))) {
 			w *= weightValueWord // but a project's path is also what it names: src/components
 		}
@@ -433,6 +441,36 @@ func sqlStatement(fields []string) (from, to int) {
 		}
 	}
 	return 0, 0
+}
+
+// searchQualifier reports whether f (lower case) is a qualifier of a code
+// host's search syntax (is:pr, extension:yml, org:acme), and the term of
+// what its key searches ("" when the key only narrows where: org, repo).
+func searchQualifier(f string) (string, bool) {
+	key, value, ok := strings.Cut(f, ":")
+	if !ok || value == "" || strings.HasPrefix(value, "//") {
+		return "", false
+	}
+	switch key {
+	case "is":
+		switch value {
+		case "pr", "pull-request", "merged", "draft":
+			return "pull request", true
+		case "issue", "open", "closed":
+			return "issu", true
+		}
+	case "mentions", "review-requested", "reviewed-by", "commenter", "involves":
+		return "issu", true
+	case "extension", "filename", "path", "in", "symbol":
+		return "code", true
+	case "topic", "stars", "forks", "archived", "pushed":
+		return "repositori", true
+	case "followers", "location", "repos":
+		return "user", true
+	case "org", "repo", "user":
+		return "", true
+	}
+	return "", false
 }
 
 // isSQLPrefix reports whether f is a keyword written in capitals that

@@ -708,3 +708,25 @@ func TestIssueRefIsPullRequestToo(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchQualifier: a code host's search syntax typed as the request
+// says what is searched; other key:value words are not it.
+func TestSearchQualifier(t *testing.T) {
+	for f, want := range map[string]string{
+		"is:pr": "pull request", "is:open": "issu", "review-requested:@me": "issu", "extension:yml": "code",
+		"in:file": "code", "topic:cli": "repositori", "location:berlin": "user", "org:acme": "",
+	} {
+		if got, ok := searchQualifier(f); !ok || got != want {
+			t.Errorf("searchQualifier(%q) = %q, %v; want %q, true", f, got, ok, want)
+		}
+	}
+	for _, f := range []string{"https://x.io", "localhost:3000", "team=platform", "is:", "note:", "label:bug"} {
+		if got, ok := searchQualifier(f); ok {
+			t.Errorf("searchQualifier(%q) = %q, true; want none", f, got)
+		}
+	}
+	q := ParseQuery("is:pr is:open review-requested:@me")
+	if !slices.ContainsFunc(q.concepts, func(c concept) bool { return c.kind == "search" && c.alts[0].term == "pull request" }) {
+		t.Errorf("is:pr is:open review-requested:@me: %+v, want a search of pull requests", q.concepts)
+	}
+}

@@ -294,14 +294,34 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 		w = weightTopic // instead of weightContext
 	}
 	kind := shapeOf(f)
+	if isDistance(lower) {
+		kind = "radius" // 2.5mi, not a file
+	}
 	if kind == "" && i+1 < len(fields) && strings.HasSuffix(f, ",") && isCoordinates(f+strings.TrimRight(fields[i+1], ",;.:!?)")) {
 		kind = "coordinates" // 40.7128, -74.0060
 	}
-	if kind != "" {
+	if kind == "" && i+1 < len(fields) && isNumber(f) && distanceUnit(fields[i+1]) {
+		kind = "radius" // within 1km, 1500 m of a point: how far to search
+	}
+	if key, ok := searchQualifier(lower); kind == "" && ok {
+		// is:pr, extension:yml, org:acme: a code host's search syntax,
+		// typed as the request; its key says what is searched.
+		alts := []alt{{"search", weightShape}}
+		if key != "" {
+			alts = []alt{{key, weightShape}, {"search", weightShape}}
+		}
+		qw.kinds = append(qw.kinds, concept{word: lower, alts: alts, shape: true, kind: "search"})
+	} else if kind != "" {
 		if !projectPath(strings.ToLower(strings.Trim(f, "\"'`()[]{}<>,;!?.:"))) {
 			w *= weightValueWord // but a project's path is also what it names: src/components
 		}
-		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(f), alts: []alt{{kindTerm(kind), weightShape}}, shape: true, kind: kind})
+		alts := []alt{{kindTerm(kind), weightShape}}
+		if kind == "issue" {
+			// acme/api#77 is an issue or a pull request: forges number
+			// them in one sequence.
+			alts = append(alts, alt{"pull request", weightShape * weightEquivalent})
+		}
+		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(f), alts: alts, shape: true, kind: kind})
 	} else if isDigits(strings.TrimLeft(lower, "#")) || isDecimal(lower) {
 		w *= weightValueWord // a number is an argument: PR 42, the last 20 lines
 	} else if isAssignment(lower) {
@@ -414,10 +434,53 @@ func sqlStatement(fields []string) (from, to int) {
 			punct = punct || strings.ContainsAny(g, "*=;(")
 		}
 		if partner && (upper || punct) {
+			for i > 0 && isSQLPrefix(fields[i-1]) {
+				i-- // EXPLAIN ANALYZE SELECT …: the plan of the statement is SQL too
+			}
 			return i, len(fields)
 		}
 	}
 	return 0, 0
+}
+
+// searchQualifier reports whether f (lower case) is a qualifier of a code
+// host's search syntax (is:pr, extension:yml, org:acme), and the term of
+// what its key searches ("" when the key only narrows where: org, repo).
+func searchQualifier(f string) (string, bool) {
+	key, value, ok := strings.Cut(f, ":")
+	if !ok || value == "" || strings.HasPrefix(value, "//") {
+		return "", false
+	}
+	switch key {
+	case "is":
+		switch value {
+		case "pr", "pull-request", "merged", "draft":
+			return "pull request", true
+		case "issue", "open", "closed":
+			return "issu", true
+		}
+	case "mentions", "review-requested", "reviewed-by", "commenter", "involves":
+		return "issu", true
+	case "extension", "filename", "path", "in", "symbol":
+		return "code", true
+	case "topic", "stars", "forks", "archived", "pushed":
+		return "repositori", true
+	case "followers", "location", "repos":
+		return "user", true
+	case "org", "repo", "user":
+		return "", true
+	}
+	return "", false
+}
+
+// isSQLPrefix reports whether f is a keyword written in capitals that
+// asks for a statement's plan rather than its rows (EXPLAIN, ANALYZE).
+func isSQLPrefix(f string) bool {
+	switch f {
+	case "EXPLAIN", "ANALYZE", "ANALYSE", "VERBOSE":
+		return true
+	}
+	return false
 }
 
 // codeSpan returns where the first span of code the query quotes in
@@ -753,6 +816,24 @@ func isEnvName(f string) bool {
 		}
 	}
 	return true
+}
+
+// isDistance reports whether f (lower case) is a distance written as one
+// word: a number, then its unit (1km, 2.5mi); not 500m, which is as
+// often ten minutes (--since=10m) or half a CPU.
+func isDistance(f string) bool {
+	n := strings.IndexFunc(f, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.') })
+	return n > 0 && isNumber(f[:n]) && f[n:] != "m" && distanceUnit(f[n:])
+}
+
+// distanceUnit reports whether u is a unit of distance (m, km, miles…).
+func distanceUnit(u string) bool {
+	switch strings.ToLower(strings.TrimRight(u, ",;.:!?)")) {
+	case "m", "km", "mi", "ft", "yd", "meter", "meters", "metre", "metres", "kilometer", "kilometers", "kilometre", "kilometres",
+		"mile", "miles", "feet", "yard", "yards":
+		return true
+	}
+	return false
 }
 
 // isAssignment reports whether a query's word gives a key a value

@@ -511,6 +511,8 @@ func TestSQLStatement(t *testing.T) {
 		"delete the pod from the cluster":              "",
 		"update the issue":                             "",
 		"UPDATE users SET name = 'x'":                  "UPDATE users SET name = 'x'",
+		"EXPLAIN ANALYZE SELECT * FROM events":         "EXPLAIN ANALYZE SELECT * FROM events",
+		"explain select * from t":                      "select * from t",
 		"CREATE TABLE t (id int)":                      "CREATE TABLE t (id int)",
 		// Keys and values are no SQL without the keywords it needs.
 		"create a configmap with the pairs A=1 and B=2": "",
@@ -662,5 +664,69 @@ func TestWithoutBefore(t *testing.T) {
 		if got := strings.Join(withoutBefore(strings.Fields(in)), " "); got != want {
 			t.Errorf("withoutBefore(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestDistance: a distance is a value, how far to search, whether written
+// in one word or two; a number of minutes or millicores is not one.
+func TestDistance(t *testing.T) {
+	for q, want := range map[string]bool{
+		"coffee within 1km of 37.77,-122.41":      true,
+		"ramen within 1500 m of 35.6595,139.7005": true,
+		"bars in 2.5mi of the hotel":              true,
+		"logs of the last 10m":                    false,
+		"limit the pod to 500m cpu":               false,
+		"the last 3 messages":                     false,
+	} {
+		got := slices.ContainsFunc(ParseQuery(q).concepts, func(c concept) bool { return c.kind == "radius" })
+		if got != want {
+			t.Errorf("%q: a distance %v, want %v", q, got, want)
+		}
+	}
+}
+
+// TestIssueRefIsPullRequestToo: owner/repo#N numbers an issue or a pull
+// request, so the request's other words decide which.
+func TestIssueRefIsPullRequestToo(t *testing.T) {
+	tools := []string{
+		`{"name":"get_issue","description":"Get details of a specific issue in a GitHub repository"}`,
+		`{"name":"get_pull_request_files","description":"Get the list of files changed in a pull request"}`,
+	}
+	var docs []*Doc
+	for _, raw := range tools {
+		tool, err := ParseTool([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, NewDoc(tool))
+	}
+	ix := NewIndex(docs, nil)
+	for q, want := range map[string]int{"which files did pallets/flask#9012 touch": 1, "details of acme/api#12": 0} {
+		hits := Rank([]*Index{ix}, ParseQuery(q), 10, func(a, b Hit) int { return a.Doc - b.Doc })
+		if len(hits) == 0 || hits[0].Doc != want {
+			t.Errorf("%q: got %+v, want tool %d first", q, hits, want)
+		}
+	}
+}
+
+// TestSearchQualifier: a code host's search syntax typed as the request
+// says what is searched; other key:value words are not it.
+func TestSearchQualifier(t *testing.T) {
+	for f, want := range map[string]string{
+		"is:pr": "pull request", "is:open": "issu", "review-requested:@me": "issu", "extension:yml": "code",
+		"in:file": "code", "topic:cli": "repositori", "location:berlin": "user", "org:acme": "",
+	} {
+		if got, ok := searchQualifier(f); !ok || got != want {
+			t.Errorf("searchQualifier(%q) = %q, %v; want %q, true", f, got, ok, want)
+		}
+	}
+	for _, f := range []string{"https://x.io", "localhost:3000", "team=platform", "is:", "note:", "label:bug"} {
+		if got, ok := searchQualifier(f); ok {
+			t.Errorf("searchQualifier(%q) = %q, true; want none", f, got)
+		}
+	}
+	q := ParseQuery("is:pr is:open review-requested:@me")
+	if !slices.ContainsFunc(q.concepts, func(c concept) bool { return c.kind == "search" && c.alts[0].term == "pull request" }) {
+		t.Errorf("is:pr is:open review-requested:@me: %+v, want a search of pull requests", q.concepts)
 	}
 }

@@ -34,20 +34,23 @@ type bridgeParams struct {
 	maxWords    int     // bridge words kept per query term, strongest first
 	serverShare float64 // a word more than this share of a server's tools have names the server, not a tool's action or object
 	allFields   bool    // bridge words from parameters' names and descriptions too, not only the tool's name, title, description and enum values
+	otherName   float64 // a word of some tools' names that none of the query word's answers has in its name keeps this share of its strength (MCPX_SEARCH_BRIDGE_OTHERNAME lists shares to cross-validate)
 }
 
-var defaultBridgeParams = bridgeParams{minIntents: 1, minTools: 1, minStrength: 0.1, prior: 2, maxWords: 6, serverShare: 0.3}
+var defaultBridgeParams = bridgeParams{minIntents: 1, minTools: 1, minStrength: 0.1, prior: 2, maxWords: 6, serverShare: 0.3, otherName: 0}
 
 // toolTerms are, per tool (NS.TOOL), the terms of its own text (name,
 // title, description, parameters, enum values) and how tools write each
 // term (its commonest written form).
 type toolTerms struct {
 	terms   map[string]map[string]bool
+	names   map[string]map[string]bool // per tool, the terms of its name
+	named   map[string]bool            // terms some tool's name holds
 	written map[string]string
 }
 
 func newToolTerms(c *corpus, p bridgeParams) toolTerms {
-	tt := toolTerms{terms: map[string]map[string]bool{}, written: map[string]string{}}
+	tt := toolTerms{terms: map[string]map[string]bool{}, names: map[string]map[string]bool{}, named: map[string]bool{}, written: map[string]string{}}
 	forms := map[string]map[string]int{}
 	for si, s := range c.servers {
 		// A word most of a server's tools have says which server, not
@@ -61,14 +64,19 @@ func newToolTerms(c *corpus, p bridgeParams) toolTerms {
 			}
 		}
 		for ti, tool := range s.parsed {
-			set := map[string]bool{}
+			set, name := map[string]bool{}, map[string]bool{}
 			for _, t := range docs[ti].terms {
+				if t.tf[FieldName] != 0 && !strings.Contains(t.term, " ") {
+					name[t.term] = true
+					tt.named[t.term] = true
+				}
 				own := p.allFields || t.tf[FieldName] != 0 || t.tf[FieldTitle] != 0 || t.tf[FieldDescription] != 0 || t.tf[FieldEnum] != 0
 				if !strings.Contains(t.term, " ") && own && (len(s.parsed) < 4 || float64(share[t.term]) <= p.serverShare*float64(len(s.parsed))) {
 					set[t.term] = true
 				}
 			}
 			tt.terms[c.name(si, ti)] = set
+			tt.names[c.name(si, ti)] = name
 			text := []string{tool.Name, tool.Title, tool.Description}
 			for _, p := range tool.Params {
 				text = append(text, p.Name, p.Description)
@@ -125,6 +133,7 @@ func learnBridge(tt toolTerms, intents []intent, p bridgeParams) bridgeTable {
 	co := map[pair]int{}                // intents with the query term whose answers hold the word, unreached
 	tools := map[pair]map[string]bool{} // the distinct answers that hold it
 	bg := map[string]int{}              // intents whose answers hold the word
+	inName := map[pair]bool{}           // some answer of an intent with the query term has the word in its name
 	for _, in := range intents {
 		own, reached := queryTerms(ParseQuery(in.query))
 		answer := map[string]bool{}
@@ -152,6 +161,9 @@ func learnBridge(tt toolTerms, intents []intent, p bridgeParams) bridgeTable {
 					if tt.terms[w][t] {
 						tools[k][w] = true
 					}
+					if tt.names[w][t] {
+						inName[k] = true
+					}
 				}
 			}
 		}
@@ -165,6 +177,11 @@ func learnBridge(tt toolTerms, intents []intent, p bridgeParams) bridgeTable {
 		chance := float64(bg[k.t]) / n
 		given := (float64(c) + p.prior*chance) / (float64(nq[k.q]) + p.prior)
 		s := (given - chance) / (1 - chance)
+		if tt.named[k.t] && !inName[k] {
+			// The word names other tools, never these answers: it would
+			// lift those tools over the ones the word is learned from.
+			s *= p.otherName
+		}
 		if s < p.minStrength {
 			continue
 		}
@@ -293,6 +310,18 @@ func TestBridgeCrossValidate(t *testing.T) {
 	keep := weightBridge
 	defer func() { weightBridge = keep }()
 	variants := []bridgeParams{defaultBridgeParams}
+	if v := os.Getenv("MCPX_SEARCH_BRIDGE_OTHERNAME"); v != "" {
+		variants = nil
+		for _, f := range strings.Fields(v) {
+			x, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				t.Fatalf("MCPX_SEARCH_BRIDGE_OTHERNAME: %v", err)
+			}
+			p := defaultBridgeParams
+			p.otherName = x
+			variants = append(variants, p)
+		}
+	}
 	if os.Getenv("MCPX_SEARCH_BRIDGE_GRID") != "" {
 		variants = nil
 		for _, share := range []float64{0.3, 1} {
@@ -300,7 +329,7 @@ func TestBridgeCrossValidate(t *testing.T) {
 				for _, mi := range []int{1, 2} {
 					for _, mt := range []int{1, 2} {
 						for _, ms := range []float64{0.2, 0.4} {
-							variants = append(variants, bridgeParams{mi, mt, ms, 2, 6, share, all})
+							variants = append(variants, bridgeParams{mi, mt, ms, 2, 6, share, all, defaultBridgeParams.otherName})
 						}
 					}
 				}

@@ -336,7 +336,7 @@ func TestBridgeCrossValidate(t *testing.T) {
 			}
 		}
 	}
-	weights := []float64{0, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}
+	weights := []float64{0, 0.2, 0.4, 0.6, 0.8, 1, 1.1, 1.2, 1.3, 1.5}
 	if os.Getenv("MCPX_SEARCH_BRIDGE_GRID") != "" {
 		weights = []float64{0.3, 0.5}
 	}

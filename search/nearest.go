@@ -1,6 +1,9 @@
 package search
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Suggest returns the candidate a mistyped or misremembered name most
 // likely meant, or "" when none is close: every "did you mean" of mcpx
@@ -76,7 +79,13 @@ func matchOneForOne(th *thesaurus, q Query, c string) (float64, bool) {
 		}
 		got := 0.0
 		var term string
-		for _, a := range con.alts {
+		// The bridge's words (learned, weak, many) say what a request
+		// tends to want, not what a name stands for.
+		learned := bridge.Get()[con.alts[0].term]
+		for j, a := range con.alts {
+			if j > 0 && slices.ContainsFunc(learned, func(bw bridgeWord) bool { return bw.term == a.term }) {
+				continue
+			}
 			if a.weight > got && contains(have, a.term) {
 				got, term = a.weight, a.term
 			}

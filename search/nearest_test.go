@@ -40,3 +40,12 @@ func TestSuggest(t *testing.T) {
 		}
 	}
 }
+
+// TestSuggestNotByBridge: a bridge word says what requests with a word
+// tend to want, not what the word names, so no suggestion rests on it.
+func TestSuggestNotByBridge(t *testing.T) {
+	defer setBridge(bridgeTable{"descript": {{"share", "shared", 1}}})()
+	if got := Suggest("description", []string{"sharing", "scope"}); got != "" {
+		t.Errorf(`Suggest("description") = %q, want "" (only the bridge leads to sharing)`, got)
+	}
+}

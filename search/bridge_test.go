@@ -37,7 +37,7 @@ type bridgeParams struct {
 	otherName   float64 // a word of some tools' names that none of the query word's answers has in its name keeps this share of its strength (MCPX_SEARCH_BRIDGE_OTHERNAME lists shares to cross-validate)
 }
 
-var defaultBridgeParams = bridgeParams{minIntents: 1, minTools: 1, minStrength: 0.1, prior: 2, maxWords: 6, serverShare: 0.3, otherName: 0}
+var defaultBridgeParams = bridgeParams{minIntents: 1, minTools: 1, minStrength: 0.1, prior: 2, maxWords: 12, serverShare: 0.3, otherName: 0}
 
 // toolTerms are, per tool (NS.TOOL), the terms of its own text (name,
 // title, description, parameters, enum values) and how tools write each

@@ -46,29 +46,29 @@ var neverStudied = []string{"heldout", "blind4", "blind11", "blind12"}
 
 // floors are, per intent set, the recall@5 and MRR@10 under which the
 // benchmark fails (a regression): just under what the ranker reaches after
-// the thirteenth round (dev 0.985 and 0.899, unseen 0.983 and 0.910, fresh
-// 0.995 and 0.912, blind5 0.969 and 0.836, blind6 0.945 and 0.827, blind7
-// 0.937 and 0.817, blind8 0.858 and 0.717, blind9 0.952 and 0.803, blind10
-// 0.961 and 0.836: studied sets); the held-out set's (1.000 and 0.927) and
-// blind4's (0.974 and 0.869; 0.903 and 0.786 when it was written), never
-// studied, with a wider margin, as blind11's (0.872 and 0.746; 0.855 and
-// 0.722 when first measured, after the twelfth round) and blind12's (0.911
-// and 0.772; 0.891 and 0.760 when first measured, before the thirteenth).
+// the thirteenth round (dev 0.988 and 0.907, unseen 0.983 and 0.908, fresh
+// 0.995 and 0.924, blind5 0.964 and 0.857, blind6 0.959 and 0.874, blind7
+// 0.955 and 0.866, blind8 0.907 and 0.772, blind9 0.961 and 0.842, blind10
+// 0.978 and 0.869: studied sets); the held-out set's (1.000 and 0.929) and
+// blind4's (0.974 and 0.888; 0.903 and 0.786 when it was written), never
+// studied, with a wider margin, as blind11's (0.894 and 0.780; 0.855 and
+// 0.722 when first measured, after the twelfth round) and blind12's (0.935
+// and 0.807; 0.891 and 0.760 when first measured, before the thirteenth).
 // And the ranker must stay above plain BM25 on every set.
 var floors = map[string]struct{ recall5, mrr float64 }{
-	"dev":     {0.98, 0.89},
+	"dev":     {0.98, 0.90},
 	"heldout": {0.98, 0.915},
 	"unseen":  {0.975, 0.90},
-	"fresh":   {0.985, 0.905},
-	"blind4":  {0.93, 0.835},
-	"blind5":  {0.96, 0.83},
-	"blind6":  {0.935, 0.82},
-	"blind7":  {0.93, 0.81},
-	"blind8":  {0.85, 0.71},
-	"blind9":  {0.945, 0.795},
-	"blind10": {0.955, 0.83},
-	"blind11": {0.84, 0.71},
-	"blind12": {0.86, 0.73},
+	"fresh":   {0.985, 0.915},
+	"blind4":  {0.93, 0.85},
+	"blind5":  {0.955, 0.85},
+	"blind6":  {0.95, 0.865},
+	"blind7":  {0.945, 0.855},
+	"blind8":  {0.90, 0.765},
+	"blind9":  {0.955, 0.835},
+	"blind10": {0.97, 0.86},
+	"blind11": {0.86, 0.74},
+	"blind12": {0.90, 0.77},
 }
 
 // leastIntents is, per intent set, the fewest intents it may hold: the

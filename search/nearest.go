@@ -1,9 +1,6 @@
 package search
 
-import (
-	"slices"
-	"strings"
-)
+import "strings"
 
 // Suggest returns the candidate a mistyped or misremembered name most
 // likely meant, or "" when none is close: every "did you mean" of mcpx
@@ -40,7 +37,9 @@ func nearest(s string, candidates []string) string {
 // (directly or through the thesaurus), the one matched by the heaviest
 // weights when several are; "" when none.
 func sameWords(s string, candidates []string) string {
-	q := ParseQuery(s)
+	// Without the bridge: its words say what a request tends to want,
+	// not what a name stands for.
+	q := parseQuery(s, false)
 	if q.Empty() {
 		return ""
 	}
@@ -79,13 +78,7 @@ func matchOneForOne(th *thesaurus, q Query, c string) (float64, bool) {
 		}
 		got := 0.0
 		var term string
-		// The bridge's words (learned, weak, many) say what a request
-		// tends to want, not what a name stands for.
-		learned := bridge.Get()[con.alts[0].term]
-		for j, a := range con.alts {
-			if j > 0 && slices.ContainsFunc(learned, func(bw bridgeWord) bool { return bw.term == a.term }) {
-				continue
-			}
+		for _, a := range con.alts {
 			if a.weight > got && contains(have, a.term) {
 				got, term = a.weight, a.term
 			}

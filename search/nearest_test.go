@@ -1,6 +1,10 @@
 package search
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/lazy"
+)
 
 func TestSuggest(t *testing.T) {
 	cands := []string{"sharing", "scope", "max", "idleTimeout", "callTimeout"}
@@ -47,5 +51,19 @@ func TestSuggestNotByBridge(t *testing.T) {
 	defer setBridge(bridgeTable{"descript": {{"share", "shared", 1}}})()
 	if got := Suggest("description", []string{"sharing", "scope"}); got != "" {
 		t.Errorf(`Suggest("description") = %q, want "" (only the bridge leads to sharing)`, got)
+	}
+}
+
+// TestSuggestParsesNoBridge: the CLI's "did you mean" never pays for
+// parsing the bridge (a few ms on its first use).
+func TestSuggestParsesNoBridge(t *testing.T) {
+	keep := bridge
+	defer func() { bridge = keep }()
+	parsed := false
+	bridge = &lazy.Value[bridgeTable]{New: func() bridgeTable { parsed = true; return nil }}
+	Suggest("lst", []string{"list", "ls", "serve"})
+	Suggest("open issue", []string{"create_issue", "get_issue"})
+	if parsed {
+		t.Error("Suggest parsed the bridge")
 	}
 }

@@ -62,7 +62,14 @@ var weightValueWord = 0.25
 // (shapeOf), whose own words count little. A word given twice counts once.
 // Whether it is a question (isQuestion) is kept for ranking.
 func ParseQuery(text string) Query {
-	b := queryBuilder{th: builtin()}
+	return parseQuery(text, true)
+}
+
+// parseQuery reads a query, with the learned bridge's words or without
+// them (Suggest: a name's words stand for themselves, and the CLI's "did
+// you mean" need not parse the bridge).
+func parseQuery(text string, learned bool) Query {
+	b := queryBuilder{th: builtin(), learned: learned}
 	fields := withoutFrames(withoutBefore(strings.Fields(text)))
 	b.q.question = isQuestion(fields)
 	qw := readQueryWords(b.th, fields)
@@ -342,8 +349,9 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 
 // queryBuilder builds a Query's concepts from its tokens.
 type queryBuilder struct {
-	th *thesaurus
-	q  Query
+	th      *thesaurus
+	learned bool // add the bridge's words
+	q       Query
 }
 
 func (b *queryBuilder) has(key string) bool {
@@ -367,7 +375,7 @@ func (b *queryBuilder) add(key, word string, own, factor float64) {
 			}
 		}
 	}
-	if weightBridge > 0 && factor > 0 {
+	if b.learned && weightBridge > 0 && factor > 0 {
 		// What the learned bridge says the word tends to mean, where
 		// the thesaurus says nothing of it (bridge.go).
 		for _, bw := range bridge.Get()[key] {

@@ -227,19 +227,19 @@ func setBridge(b bridgeTable) func() {
 	return func() { bridge = keep }
 }
 
-// bridgeIntents are the intents of sets the bridge learns from, less
+// bridgeIntents are, per set, the intents the bridge learns from, less
 // those that repeat a never-studied intent's words for the same tool
 // (overlapping): learning from them would carry that set's answers into the
 // ranker. The older sets hold a few such intents (the held-out set was
 // written first, and the sets after it were rephrased against it at other
 // thresholds); the training sets hold none
 // (TestTrainingSetsRepeatNoMeasuredIntent).
-func bridgeIntents(t testing.TB, sets []string) []intent {
+func bridgeIntents(t testing.TB, sets []string) map[string][]intent {
 	var measured []intent
 	for _, set := range neverStudied {
 		measured = append(measured, loadIntents(t, set)...)
 	}
-	var all []intent
+	learnable := map[string][]intent{}
 	for _, set := range sets {
 		intents := loadIntents(t, set)
 		skip := map[int]bool{}
@@ -248,11 +248,11 @@ func bridgeIntents(t testing.TB, sets []string) []intent {
 		}
 		for i, in := range intents {
 			if !skip[i] {
-				all = append(all, in)
+				learnable[set] = append(learnable[set], in)
 			}
 		}
 	}
-	return all
+	return learnable
 }
 
 // TestBridgeFile checks that bridge.txt is what the generator learns from
@@ -260,7 +260,12 @@ func bridgeIntents(t testing.TB, sets []string) []intent {
 // rewrites it).
 func TestBridgeFile(t *testing.T) {
 	c := loadCorpus(t)
-	want := learnBridge(newToolTerms(c, defaultBridgeParams), bridgeIntents(t, bridgeSets), defaultBridgeParams).format()
+	learnable := bridgeIntents(t, bridgeSets)
+	var all []intent
+	for _, set := range bridgeSets {
+		all = append(all, learnable[set]...)
+	}
+	want := learnBridge(newToolTerms(c, defaultBridgeParams), all, defaultBridgeParams).format()
 	if os.Getenv("MCPX_SEARCH_BRIDGE") == "write" {
 		if err := os.WriteFile("bridge.txt", []byte(want), 0o644); err != nil {
 			t.Fatal(err)
@@ -302,10 +307,9 @@ func TestBridgeCrossValidate(t *testing.T) {
 		t.Skip("MCPX_SEARCH_BRIDGE=cv runs it")
 	}
 	c := loadCorpus(t)
-	folds, learnable := map[string][]intent{}, map[string][]intent{}
+	folds, learnable := map[string][]intent{}, bridgeIntents(t, bridgeSets)
 	for _, set := range bridgeSets {
 		folds[set] = loadIntents(t, set)
-		learnable[set] = bridgeIntents(t, []string{set})
 	}
 	keep := weightBridge
 	defer func() { weightBridge = keep }()

@@ -118,7 +118,8 @@ func TestOverlaps(t *testing.T) {
 }
 
 // TestNewSetOverlap is the check an intent set's author runs before
-// committing it: MCPX_SEARCH_OVERLAP=FILE prints FILE's intents that
+// committing it: MCPX_SEARCH_OVERLAP=FILE (absolute, or relative to
+// search/, where go test runs it) prints FILE's intents that
 // overlap an intent of another set in testdata/intents (only FILE's side,
 // so the author never reads the other sets), and fails while any does or
 // while an answer names no recorded tool.

@@ -30,7 +30,7 @@ var (
 
 // intentSets are the benchmark's intent sets, in the order they are
 // printed (testdata/README.md says how each was made).
-var intentSets = []string{"dev", "heldout", "unseen", "fresh", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12"}
+var intentSets = []string{"dev", "heldout", "unseen", "fresh", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12", "blind13"}
 
 // studiedSets are the intent sets whose misses are studied, which the
 // bridge learns from and TestTune and TestAblate judge by (blind7 and
@@ -41,8 +41,9 @@ var studiedSets = []string{"dev", "unseen", "fresh", "blind5", "blind6", "blind7
 
 // neverStudied are the sets judged on their aggregates only (blind11,
 // written before the twelfth round, first measured after it; blind12,
-// written and first measured before the thirteenth).
-var neverStudied = []string{"heldout", "blind4", "blind11", "blind12"}
+// written and first measured before the thirteenth; blind13 before the
+// fourteenth).
+var neverStudied = []string{"heldout", "blind4", "blind11", "blind12", "blind13"}
 
 // floors are, per intent set, the recall@5 and MRR@10 under which the
 // benchmark fails (a regression): just under what the ranker reaches after
@@ -53,8 +54,9 @@ var neverStudied = []string{"heldout", "blind4", "blind11", "blind12"}
 // blind4's (0.974 and 0.888; 0.903 and 0.786 when it was written), never
 // studied, with a wider margin, as blind11's (0.894 and 0.780; 0.855 and
 // 0.722 when first measured, after the twelfth round) and blind12's (0.935
-// and 0.807; 0.891 and 0.760 when first measured, before the thirteenth).
-// And the ranker must stay above plain BM25 on every set.
+// and 0.807; 0.891 and 0.760 when first measured, before the thirteenth)
+// and blind13's (0.895 and 0.749 when first measured, before the
+// fourteenth). And the ranker must stay above plain BM25 on every set.
 var floors = map[string]struct{ recall5, mrr float64 }{
 	"dev":     {0.98, 0.90},
 	"heldout": {0.98, 0.915},
@@ -69,12 +71,13 @@ var floors = map[string]struct{ recall5, mrr float64 }{
 	"blind10": {0.97, 0.86},
 	"blind11": {0.86, 0.74},
 	"blind12": {0.90, 0.77},
+	"blind13": {0.86, 0.72},
 }
 
 // leastIntents is, per intent set, the fewest intents it may hold: the
 // development and held-out sets together hold at least 80 (the issue's
 // minimum), each later set about as many as when it was written.
-var leastIntents = map[string]int{"unseen": 60, "fresh": 100, "blind4": 60, "blind5": 120, "blind6": 180, "blind7": 180, "blind8": 180, "blind9": 180, "blind10": 180, "blind11": 180, "blind12": 180}
+var leastIntents = map[string]int{"unseen": 60, "fresh": 100, "blind4": 60, "blind5": 120, "blind6": 180, "blind7": 180, "blind8": 180, "blind9": 180, "blind10": 180, "blind11": 180, "blind12": 180, "blind13": 180}
 
 // corpus is the recorded tools of every server.
 type corpus struct {
@@ -349,6 +352,9 @@ func TestQuality(t *testing.T) {
 		}
 	}
 
+	if slices.Contains(neverStudied, *missesOf) {
+		t.Fatalf("-misses %s: a never-studied set is judged on its aggregates only (testdata/README.md)", *missesOf)
+	}
 	ours, base := mcpxRanker(c), plainBM25(c)
 	t.Logf("%d tools of %d servers; intents: %s", tools, len(c.servers), strings.Join(sizes, ", "))
 	t.Logf("| intents | ranker | recall@1 | recall@5 | MRR@10 |")

@@ -17,7 +17,7 @@ import (
 // trainSets are intent sets written only for the bridge to learn from
 // (testdata/README.md): never studied intent by intent, never measured
 // as a benchmark.
-var trainSets = []string{"train1", "train2", "train3", "train4", "train5", "train6"}
+var trainSets = []string{"train1", "train2", "train3", "train4", "train5", "train6", "train7", "train8", "train9", "train10", "train11", "train12"}
 
 // bridgeSets are the intent sets the bridge learns from: the studied ones
 // and the training ones. The never-studied sets (neverStudied) are never

@@ -341,30 +341,56 @@ func TestBridgeCrossValidate(t *testing.T) {
 		}
 	}
 	weights := []float64{0, 0.2, 0.4, 0.6, 0.8, 1, 1.1, 1.2, 1.3, 1.5}
+	if v := os.Getenv("MCPX_SEARCH_BRIDGE_WEIGHTS"); v != "" {
+		weights = nil
+		for _, f := range strings.Fields(v) {
+			x, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				t.Fatalf("MCPX_SEARCH_BRIDGE_WEIGHTS: %v", err)
+			}
+			weights = append(weights, x)
+		}
+	}
 	if os.Getenv("MCPX_SEARCH_BRIDGE_GRID") != "" {
 		weights = []float64{0.3, 0.5}
 	}
+	sums := []float64{bridgeSum}
+	if v := os.Getenv("MCPX_SEARCH_BRIDGE_SUMS"); v != "" {
+		sums = nil
+		for _, f := range strings.Fields(v) {
+			x, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				t.Fatalf("MCPX_SEARCH_BRIDGE_SUMS: %v", err)
+			}
+			sums = append(sums, x)
+		}
+	}
+	keepSum := bridgeSum
+	defer func() { bridgeSum = keepSum }()
 	for _, p := range variants {
 		tt := newToolTerms(c, p)
-		for _, w := range weights {
-			weightBridge = w
-			var line string
-			var r1, r5, mrr, n float64
-			for _, held := range bridgeSets {
-				var train []intent
-				for _, set := range bridgeSets {
-					if set != held {
-						train = append(train, learnable[set]...)
+		for _, sum := range sums {
+			bridgeSum = sum
+			for _, w := range weights {
+				weightBridge = w
+				var line string
+				var r1, r5, mrr, n float64
+				for _, held := range bridgeSets {
+					var train []intent
+					for _, set := range bridgeSets {
+						if set != held {
+							train = append(train, learnable[set]...)
+						}
 					}
+					restore := setBridge(learnBridge(tt, train, p))
+					s := evaluate(mcpxRanker(c), folds[held])
+					restore()
+					k := float64(len(folds[held]))
+					r1, r5, mrr, n = r1+s.r1*k, r5+s.r5*k, mrr+s.mrr*k, n+k
+					line += fmt.Sprintf(" %s %.3f/%.3f/%.3f", held, s.r1, s.r5, s.mrr)
 				}
-				restore := setBridge(learnBridge(tt, train, p))
-				s := evaluate(mcpxRanker(c), folds[held])
-				restore()
-				k := float64(len(folds[held]))
-				r1, r5, mrr, n = r1+s.r1*k, r5+s.r5*k, mrr+s.mrr*k, n+k
-				line += fmt.Sprintf(" %s %.3f/%.3f/%.3f", held, s.r1, s.r5, s.mrr)
+				t.Logf("%+v sum=%.2f w=%.2f all %.3f/%.3f/%.3f |%s", p, sum, w, r1/n, r5/n, mrr/n, line)
 			}
-			t.Logf("%+v w=%.2f all %.3f/%.3f/%.3f |%s", p, w, r1/n, r5/n, mrr/n, line)
 		}
 	}
 }

@@ -220,11 +220,11 @@ func readQueryWords(th *thesaurus, fields []string) queryWords {
 	fields = th.joinSeparated(fields)
 	from, to := sqlStatement(fields)
 	if to > from {
-		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(strings.Join(fields[from:to], " ")), alts: []alt{{"sql", weightShape}}, shape: true, kind: "sql"})
+		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(strings.Join(fields[from:to], " ")), alts: []alt{{term: "sql", weight: weightShape}}, shape: true, kind: "sql"})
 	}
 	codeFrom, codeTo := codeSpan(fields)
 	if codeTo > codeFrom && !(codeFrom < to && from < codeTo) {
-		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(strings.Trim(strings.Join(fields[codeFrom:codeTo], " "), "`,;.:!?")), alts: []alt{{"code", weightShape}}, shape: true, kind: "code"})
+		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(strings.Trim(strings.Join(fields[codeFrom:codeTo], " "), "`,;.:!?")), alts: []alt{{term: "code", weight: weightShape}}, shape: true, kind: "code"})
 	}
 	context := false // after a preposition, in the same clause
 	for i := 0; i < len(fields); i++ {
@@ -313,20 +313,20 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 	if key, ok := searchQualifier(lower); kind == "" && ok {
 		// is:pr, extension:yml, org:acme: a code host's search syntax,
 		// typed as the request; its key says what is searched.
-		alts := []alt{{"search", weightShape}}
+		alts := []alt{{term: "search", weight: weightShape}}
 		if key != "" {
-			alts = []alt{{key, weightShape}, {"search", weightShape}}
+			alts = []alt{{term: key, weight: weightShape}, {term: "search", weight: weightShape}}
 		}
 		qw.kinds = append(qw.kinds, concept{word: lower, alts: alts, shape: true, kind: "search"})
 	} else if kind != "" {
 		if !projectPath(strings.ToLower(strings.Trim(f, "\"'`()[]{}<>,;!?.:"))) {
 			w *= weightValueWord // but a project's path is also what it names: src/components
 		}
-		alts := []alt{{kindTerm(kind), weightShape}}
+		alts := []alt{{term: kindTerm(kind), weight: weightShape}}
 		if kind == "issue" {
 			// acme/api#77 is an issue or a pull request: forges number
 			// them in one sequence.
-			alts = append(alts, alt{"pull request", weightShape * weightEquivalent})
+			alts = append(alts, alt{term: "pull request", weight: weightShape * weightEquivalent})
 		}
 		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(f), alts: alts, shape: true, kind: kind})
 	} else if isDigits(strings.TrimLeft(lower, "#")) || isDecimal(lower) {
@@ -364,14 +364,14 @@ func (b *queryBuilder) add(key, word string, own, factor float64) {
 	if b.has(key) {
 		return
 	}
-	c := concept{word: word, alts: []alt{{key, own}}}
+	c := concept{word: word, alts: []alt{{term: key, weight: own}}}
 	for _, r := range b.th.alts[key] {
-		c.alts = append(c.alts, alt{r.term, factor * r.weight()})
+		c.alts = append(c.alts, alt{term: r.term, weight: factor * r.weight()})
 	}
 	for _, r := range b.th.alts[key] {
 		for _, r2 := range b.th.alts[r.term] {
 			if r2.term != key && !slices.ContainsFunc(c.alts, func(a alt) bool { return a.term == r2.term }) {
-				c.alts = append(c.alts, alt{r2.term, weightSecondHop * factor * r.weight() * r2.weight()})
+				c.alts = append(c.alts, alt{term: r2.term, weight: weightSecondHop * factor * r.weight() * r2.weight()})
 			}
 		}
 	}
@@ -380,7 +380,7 @@ func (b *queryBuilder) add(key, word string, own, factor float64) {
 		// the thesaurus says nothing of it (bridge.go).
 		for _, bw := range bridge.Get()[key] {
 			if !slices.ContainsFunc(c.alts, func(a alt) bool { return a.term == bw.term }) {
-				c.alts = append(c.alts, alt{bw.term, weightBridge * factor * bw.strength})
+				c.alts = append(c.alts, alt{term: bw.term, weight: weightBridge * factor * bw.strength, learned: true})
 			}
 		}
 	}

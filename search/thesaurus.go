@@ -57,8 +57,9 @@ type thesaurus struct {
 
 // alt is one term a query word may match, with the weight of that match.
 type alt struct {
-	term   string
-	weight float64
+	term    string
+	weight  float64
+	learned bool // from the learned bridge (bridge.go), not the thesaurus
 }
 
 // related is an entry of a word's thesaurus groups.

@@ -427,3 +427,45 @@ func TestBridgeMatch(t *testing.T) {
 		t.Errorf("without the bridge: %+v, want read_file first (the bridge decided)", hits)
 	}
 }
+
+// TestBridgeFoldMisses prints the misses of each bridge set named in
+// MCPX_SEARCH_FOLD_MISSES (e.g. "train9" or "train7 train8"), ranked with
+// the bridge learned from every other bridge set: with the full bridge a
+// set's own phrasings are learned, so these are the misses to study. With
+// MCPX_SEARCH_FOLD_QUIET=1 it prints each fold's figures only. Only bridge
+// sets can be named; the never-studied sets are never learned from nor
+// printed (testdata/README.md).
+func TestBridgeFoldMisses(t *testing.T) {
+	v := os.Getenv("MCPX_SEARCH_FOLD_MISSES")
+	if v == "" {
+		t.Skip("MCPX_SEARCH_FOLD_MISSES=SET runs it")
+	}
+	c := loadCorpus(t)
+	learnable := bridgeIntents(t, bridgeSets)
+	tt := newToolTerms(c, defaultBridgeParams)
+	var r1, r5, mrr, n float64
+	for _, held := range strings.Fields(v) {
+		if !slices.Contains(bridgeSets, held) {
+			t.Fatalf("MCPX_SEARCH_FOLD_MISSES: %s is not a set the bridge learns from", held)
+		}
+		var train []intent
+		for _, set := range bridgeSets {
+			if set != held {
+				train = append(train, learnable[set]...)
+			}
+		}
+		restore := setBridge(learnBridge(tt, train, defaultBridgeParams))
+		intents := loadIntents(t, held)
+		s := evaluate(mcpxRanker(c), intents)
+		restore()
+		k := float64(len(intents))
+		r1, r5, mrr, n = r1+s.r1*k, r5+s.r5*k, mrr+s.mrr*k, n+k
+		t.Logf("%s (%d), bridge learned without it: %.3f / %.3f / %.3f", held, len(intents), s.r1, s.r5, s.mrr)
+		if os.Getenv("MCPX_SEARCH_FOLD_QUIET") == "" {
+			for _, m := range s.misses {
+				t.Logf("miss %s: %s", held, m)
+			}
+		}
+	}
+	t.Logf("all (%d): %.3f / %.3f / %.3f", int(n), r1/n, r5/n, mrr/n)
+}

@@ -333,7 +333,7 @@ func TestBridgeCrossValidate(t *testing.T) {
 				for _, mi := range []int{1, 2} {
 					for _, mt := range []int{1, 2} {
 						for _, ms := range []float64{0.2, 0.4} {
-							variants = append(variants, bridgeParams{mi, mt, ms, 2, 6, share, all, defaultBridgeParams.otherName})
+							variants = append(variants, bridgeParams{minIntents: mi, minTools: mt, minStrength: ms, prior: 2, maxWords: 6, serverShare: share, allFields: all, otherName: defaultBridgeParams.otherName})
 						}
 					}
 				}
@@ -368,7 +368,19 @@ func TestBridgeCrossValidate(t *testing.T) {
 	keepSum := bridgeSum
 	defer func() { bridgeSum = keepSum }()
 	for _, p := range variants {
+		// Each fold's bridge is learned once, then measured at each
+		// sum and weight.
 		tt := newToolTerms(c, p)
+		learned := map[string]bridgeTable{}
+		for _, held := range bridgeSets {
+			var train []intent
+			for _, set := range bridgeSets {
+				if set != held {
+					train = append(train, learnable[set]...)
+				}
+			}
+			learned[held] = learnBridge(tt, train, p)
+		}
 		for _, sum := range sums {
 			bridgeSum = sum
 			for _, w := range weights {
@@ -376,13 +388,7 @@ func TestBridgeCrossValidate(t *testing.T) {
 				var line string
 				var r1, r5, mrr, n float64
 				for _, held := range bridgeSets {
-					var train []intent
-					for _, set := range bridgeSets {
-						if set != held {
-							train = append(train, learnable[set]...)
-						}
-					}
-					restore := setBridge(learnBridge(tt, train, p))
+					restore := setBridge(learned[held])
 					s := evaluate(mcpxRanker(c), folds[held])
 					restore()
 					k := float64(len(folds[held]))

@@ -314,13 +314,9 @@ func TestBridgeCrossValidate(t *testing.T) {
 	keep := weightBridge
 	defer func() { weightBridge = keep }()
 	variants := []bridgeParams{defaultBridgeParams}
-	if v := os.Getenv("MCPX_SEARCH_BRIDGE_OTHERNAME"); v != "" {
+	if os.Getenv("MCPX_SEARCH_BRIDGE_OTHERNAME") != "" {
 		variants = nil
-		for _, f := range strings.Fields(v) {
-			x, err := strconv.ParseFloat(f, 64)
-			if err != nil {
-				t.Fatalf("MCPX_SEARCH_BRIDGE_OTHERNAME: %v", err)
-			}
+		for _, x := range envFloats(t, "MCPX_SEARCH_BRIDGE_OTHERNAME", nil) {
 			p := defaultBridgeParams
 			p.otherName = x
 			variants = append(variants, p)
@@ -340,31 +336,11 @@ func TestBridgeCrossValidate(t *testing.T) {
 			}
 		}
 	}
-	weights := []float64{0, 0.2, 0.4, 0.6, 0.8, 1, 1.1, 1.2, 1.3, 1.5}
-	if v := os.Getenv("MCPX_SEARCH_BRIDGE_WEIGHTS"); v != "" {
-		weights = nil
-		for _, f := range strings.Fields(v) {
-			x, err := strconv.ParseFloat(f, 64)
-			if err != nil {
-				t.Fatalf("MCPX_SEARCH_BRIDGE_WEIGHTS: %v", err)
-			}
-			weights = append(weights, x)
-		}
-	}
+	weights := envFloats(t, "MCPX_SEARCH_BRIDGE_WEIGHTS", []float64{0, 0.2, 0.4, 0.6, 0.8, 1, 1.1, 1.2, 1.3, 1.5})
 	if os.Getenv("MCPX_SEARCH_BRIDGE_GRID") != "" {
 		weights = []float64{0.3, 0.5}
 	}
-	sums := []float64{bridgeSum}
-	if v := os.Getenv("MCPX_SEARCH_BRIDGE_SUMS"); v != "" {
-		sums = nil
-		for _, f := range strings.Fields(v) {
-			x, err := strconv.ParseFloat(f, 64)
-			if err != nil {
-				t.Fatalf("MCPX_SEARCH_BRIDGE_SUMS: %v", err)
-			}
-			sums = append(sums, x)
-		}
-	}
+	sums := envFloats(t, "MCPX_SEARCH_BRIDGE_SUMS", []float64{bridgeSum})
 	keepSum := bridgeSum
 	defer func() { bridgeSum = keepSum }()
 	for _, p := range variants {
@@ -373,29 +349,22 @@ func TestBridgeCrossValidate(t *testing.T) {
 		tt := newToolTerms(c, p)
 		learned := map[string]bridgeTable{}
 		for _, held := range bridgeSets {
-			var train []intent
-			for _, set := range bridgeSets {
-				if set != held {
-					train = append(train, learnable[set]...)
-				}
-			}
-			learned[held] = learnBridge(tt, train, p)
+			learned[held] = bridgeWithout(tt, learnable, held, p)
 		}
 		for _, sum := range sums {
 			bridgeSum = sum
 			for _, w := range weights {
 				weightBridge = w
 				var line string
-				var r1, r5, mrr, n float64
+				var all pooled
 				for _, held := range bridgeSets {
 					restore := setBridge(learned[held])
 					s := evaluate(mcpxRanker(c), folds[held])
 					restore()
-					k := float64(len(folds[held]))
-					r1, r5, mrr, n = r1+s.r1*k, r5+s.r5*k, mrr+s.mrr*k, n+k
+					all.add(s, len(folds[held]))
 					line += fmt.Sprintf(" %s %.3f/%.3f/%.3f", held, s.r1, s.r5, s.mrr)
 				}
-				t.Logf("%+v sum=%.2f w=%.2f all %.3f/%.3f/%.3f |%s", p, sum, w, r1/n, r5/n, mrr/n, line)
+				t.Logf("%+v sum=%.2f w=%.2f all %s |%s", p, sum, w, all, line)
 			}
 		}
 	}
@@ -449,23 +418,16 @@ func TestBridgeFoldMisses(t *testing.T) {
 	c := loadCorpus(t)
 	learnable := bridgeIntents(t, bridgeSets)
 	tt := newToolTerms(c, defaultBridgeParams)
-	var r1, r5, mrr, n float64
+	var all pooled
 	for _, held := range strings.Fields(v) {
 		if !slices.Contains(bridgeSets, held) {
 			t.Fatalf("MCPX_SEARCH_FOLD_MISSES: %s is not a set the bridge learns from", held)
 		}
-		var train []intent
-		for _, set := range bridgeSets {
-			if set != held {
-				train = append(train, learnable[set]...)
-			}
-		}
-		restore := setBridge(learnBridge(tt, train, defaultBridgeParams))
+		restore := setBridge(bridgeWithout(tt, learnable, held, defaultBridgeParams))
 		intents := loadIntents(t, held)
 		s := evaluate(mcpxRanker(c), intents)
 		restore()
-		k := float64(len(intents))
-		r1, r5, mrr, n = r1+s.r1*k, r5+s.r5*k, mrr+s.mrr*k, n+k
+		all.add(s, len(intents))
 		t.Logf("%s (%d), bridge learned without it: %.3f / %.3f / %.3f", held, len(intents), s.r1, s.r5, s.mrr)
 		if os.Getenv("MCPX_SEARCH_FOLD_QUIET") == "" {
 			for _, m := range s.misses {
@@ -473,5 +435,49 @@ func TestBridgeFoldMisses(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("all (%d): %.3f / %.3f / %.3f", int(n), r1/n, r5/n, mrr/n)
+	t.Logf("all (%d): %s", int(all.n), all)
+}
+
+// bridgeWithout learns the bridge from every bridge set but held
+// (learnable: bridgeIntents), so that held ranks as phrasings it has not
+// learned.
+func bridgeWithout(tt toolTerms, learnable map[string][]intent, held string, p bridgeParams) bridgeTable {
+	var train []intent
+	for _, set := range bridgeSets {
+		if set != held {
+			train = append(train, learnable[set]...)
+		}
+	}
+	return learnBridge(tt, train, p)
+}
+
+// pooled sums sets' scores weighted by their sizes.
+type pooled struct{ r1, r5, mrr, n float64 }
+
+func (p *pooled) add(s scores, size int) {
+	k := float64(size)
+	p.r1, p.r5, p.mrr, p.n = p.r1+s.r1*k, p.r5+s.r5*k, p.mrr+s.mrr*k, p.n+k
+}
+
+// String is recall@1 / recall@5 / MRR@10 over everything added.
+func (p pooled) String() string {
+	return fmt.Sprintf("%.3f/%.3f/%.3f", p.r1/p.n, p.r5/p.n, p.mrr/p.n)
+}
+
+// envFloats reads environment variable name as space-separated numbers,
+// or returns def if it is not set.
+func envFloats(t testing.TB, name string, def []float64) []float64 {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	var out []float64
+	for _, f := range strings.Fields(v) {
+		x, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out = append(out, x)
+	}
+	return out
 }

@@ -140,23 +140,15 @@ func crossValidated(t *testing.T, c *corpus) func() float64 {
 	}
 	var folds []fold
 	for _, held := range bridgeSets {
-		var train []intent
-		for _, set := range bridgeSets {
-			if set != held {
-				train = append(train, learnable[set]...)
-			}
-		}
-		folds = append(folds, fold{loadIntents(t, held), learnBridge(tt, train, defaultBridgeParams)})
+		folds = append(folds, fold{loadIntents(t, held), bridgeWithout(tt, learnable, held, defaultBridgeParams)})
 	}
 	return func() float64 {
-		var r5, mrr, n float64
+		var all pooled
 		for _, f := range folds {
 			restore := setBridge(f.bridge)
-			s := evaluate(mcpxRanker(c), f.intents)
+			all.add(evaluate(mcpxRanker(c), f.intents), len(f.intents))
 			restore()
-			k := float64(len(f.intents))
-			r5, mrr, n = r5+s.r5*k, mrr+s.mrr*k, n+k
 		}
-		return mrr/n + 0.5*r5/n
+		return (all.mrr + 0.5*all.r5) / all.n
 	}
 }

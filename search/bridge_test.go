@@ -370,6 +370,34 @@ func TestBridgeCrossValidate(t *testing.T) {
 	}
 }
 
+// TestBridgeSum: a tool holding several of a query word's bridge words
+// outranks one holding only the strongest (bridgeSum); without the sum,
+// the strongest alone decides.
+func TestBridgeSum(t *testing.T) {
+	defer setBridge(bridgeTable{"bloat": {{"size", "size", 0.6}, {"disk", "disk", 0.5}, {"usag", "usage", 0.5}, {"space", "space", 0.5}}})()
+	docs := []*Doc{
+		NewDoc(Tool{Name: "alpha", Description: "Reports the size."}),
+		NewDoc(Tool{Name: "beta", Description: "Reports disk usage and free space."}),
+	}
+	ix := NewIndex(docs, nil)
+	first := func() int {
+		hits := Rank([]*Index{ix}, ParseQuery("bloat"), 10, func(a, b Hit) int { return a.Doc - b.Doc })
+		if len(hits) != 2 {
+			t.Fatalf("got %+v, want both tools", hits)
+		}
+		return hits[0].Doc
+	}
+	if got := first(); got != 1 {
+		t.Errorf("first %d, want beta (three bridge words) over alpha (the strongest one)", got)
+	}
+	keep := bridgeSum
+	bridgeSum = 0
+	defer func() { bridgeSum = keep }()
+	if got := first(); got != 0 {
+		t.Errorf("without the sum: first %d, want alpha (the strongest bridge word decides)", got)
+	}
+}
+
 // BenchmarkParseBridge is what the first search pays to read the bridge.
 func BenchmarkParseBridge(b *testing.B) {
 	for b.Loop() {

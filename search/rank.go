@@ -370,10 +370,10 @@ type conceptAcc struct {
 // counts for the concept where it is more than its best single match: a
 // word's bridge words are the words its answers' text held, so a tool
 // that holds several of them is likelier what the word meant than one
-// that holds only the strongest. Chosen by
-// cross-validation (TestBridgeCrossValidate, MCPX_SEARCH_BRIDGE_SUMS):
-// MRR@10 over the 21 folds 0.800 without, 0.806 at 0.3, 0.810 at 0.5 and
-// 0.6, 0.806 at 0.8, 0.796 at 1 (bridge weight 1.2).
+// that holds only the strongest. Chosen by cross-validation
+// (TestBridgeCrossValidate, MCPX_SEARCH_BRIDGE_SUMS): MRR@10 over the 21
+// folds 0.800 without, 0.806 at 0.3, 0.810 at 0.5 and 0.6, 0.806 at 0.8,
+// 0.796 at 1 (bridge weight 1.2).
 var bridgeSum = 0.5
 
 func grown[T any](s []T, n int) []T {

@@ -337,8 +337,8 @@ func fieldNorm(f Field, tf uint8, l uint16, avg float64) float64 {
 
 // scratch holds the per-tool arrays of one Rank call, reused across
 // indexes and, through scratchPool, across calls: allocating and
-// collecting them on every query cost more than the ranking (24 bytes a
-// tool, acc, cur and touched: 240 KB kept for a daemon with 10,000 tools,
+// collecting them on every query cost more than the ranking (28 bytes a
+// tool, acc, cur and touched: 280 KB kept for a daemon with 10,000 tools,
 // until two collections find them unused).
 type scratch struct {
 	acc     []toolAcc    // per tool of the index: the score so far

@@ -33,8 +33,8 @@ var bridgeText string
 // fifteen folds 0.801 at 0.8, 0.810 at 1, flat 0.812–0.813 from 1.1 to
 // 1.3; with twelve words a term, 0.815 at 1, 0.817 at 1.2, 0.814 at 1.5;
 // over 21 folds with bridge sums, 0.807 at 1, 0.810 at 1.2, 0.807 at 1.5):
-// a strong bridge word may outweigh a query word, but nine in ten are 0.5
-// or weaker, under the thesaurus's related words (0.7).
+// a strong bridge word may outweigh a query word, but seven in eight are
+// 0.5 or weaker, under the thesaurus's related words (0.7).
 var weightBridge = 1.2
 
 // bridgeWord is one word a query term leads to through the bridge.

@@ -357,9 +357,10 @@ func TestBridgeCrossValidate(t *testing.T) {
 				weightBridge = w
 				var line string
 				var all pooled
+				ranker := mcpxRanker(c) // the bridge is read per query, so one index serves every fold
 				for _, held := range bridgeSets {
 					restore := setBridge(learned[held])
-					s := evaluate(mcpxRanker(c), folds[held])
+					s := evaluate(ranker, folds[held])
 					restore()
 					all.add(s, len(folds[held]))
 					line += fmt.Sprintf(" %s %.3f/%.3f/%.3f", held, s.r1, s.r5, s.mrr)

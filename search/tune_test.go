@@ -68,22 +68,8 @@ func TestTune(t *testing.T) {
 	// A weight moves only for a gain of at least least (MCPX_SEARCH_TUNE_LEAST;
 	// 0 by default): on a flat optimum, a move the objective barely
 	// prefers says more about these intents than about requests at large.
-	least := 1e-9
-	if v := os.Getenv("MCPX_SEARCH_TUNE_LEAST"); v != "" {
-		x, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			t.Fatalf("MCPX_SEARCH_TUNE_LEAST: %v", err)
-		}
-		least = x
-	}
-	rounds := 3
-	if v := os.Getenv("MCPX_SEARCH_TUNE_ROUNDS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			t.Fatalf("MCPX_SEARCH_TUNE_ROUNDS: %v", err)
-		}
-		rounds = n
-	}
+	least := envFloats(t, "MCPX_SEARCH_TUNE_LEAST", []float64{1e-9})[0]
+	rounds := int(envFloats(t, "MCPX_SEARCH_TUNE_ROUNDS", []float64{3})[0])
 	best := objective()
 	t.Logf("start: %.4f", best)
 	for round := 0; round < rounds; round++ {
@@ -144,9 +130,10 @@ func crossValidated(t *testing.T, c *corpus) func() float64 {
 	}
 	return func() float64 {
 		var all pooled
+		ranker := mcpxRanker(c) // indexed once per try: the weights change between tries, not between folds
 		for _, f := range folds {
 			restore := setBridge(f.bridge)
-			all.add(evaluate(mcpxRanker(c), f.intents), len(f.intents))
+			all.add(evaluate(ranker, f.intents), len(f.intents))
 			restore()
 		}
 		return (all.mrr + 0.5*all.r5) / all.n

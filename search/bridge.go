@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/mcpx-dev/mcpx/internal/lazy"
 )
 
 // The bridge (bridge.txt, embedded) is learned, not written: for a word
@@ -19,9 +17,11 @@ import (
 // committed file is what it generates (MCPX_SEARCH_BRIDGE=write rewrites
 // it). A query word also matches its bridge words, each at weightBridge
 // times the strength the file gives it: a weak signal, under the
-// thesaurus's, which decides only where the words say little else.
+// thesaurus's, which decides only where the words say little else. Two
+// words in a row are a key too ("child block"), with the few words they
+// went with beyond either word alone (queryBuilder.addPairs).
 //
-// The file is parsed on first use, never at init.
+// The file is read where it lies, a line per query term (bridgeFile).
 
 //go:embed bridge.txt
 var bridgeText string
@@ -44,23 +44,58 @@ type bridgeWord struct {
 	strength float64 // 0–1: how much more than chance it goes with the query's term
 }
 
-// bridgeTable is a parsed bridge.txt: query term → its bridge words,
-// strongest first.
+// bridgeSource gives a query term's bridge words, strongest first (nil:
+// none).
+type bridgeSource interface {
+	words(term string) []bridgeWord
+}
+
+// bridgeTable is a bridge held as a map: query term → its bridge words,
+// strongest first (what the learner makes; tests put one in place of the
+// file).
 type bridgeTable map[string][]bridgeWord
 
-// bridge is the embedded bridge, parsed on first use, with nothing run at
-// package init (a variable, so that tests can put another in its place).
-var bridge = &lazy.Value[bridgeTable]{New: embeddedBridge}
+func (b bridgeTable) words(term string) []bridgeWord { return b[term] }
 
-// embeddedBridge parses bridge.txt.
-func embeddedBridge() bridgeTable {
-	b, err := parseBridge(bridgeText)
-	if err != nil {
-		// The embedded file is checked by TestBridgeFile; a build whose
-		// data is broken must not rank silently without it.
-		panic(err)
+// bridgeFile is a bridge in bridge.txt's format, searched where it lies:
+// a query reads the few lines of its terms, so the bridge costs no parse
+// and no memory beyond the binary's (parsing all of it took 11 ms and
+// 5.4 MiB once two words in a row became keys).
+type bridgeFile string
+
+// bridge is where queries read their bridge words (a variable, so that
+// tests can put another in its place).
+var bridge bridgeSource = bridgeFile(bridgeText)
+
+// words finds term's line by binary search (the file's lines are sorted
+// by term, byte by byte, after its comment lines) and reads its words. A
+// line that does not parse gives none: TestBridgeFile keeps the embedded
+// file well-formed.
+func (f bridgeFile) words(term string) []bridgeWord {
+	text := string(f)
+	for strings.HasPrefix(text, "#") {
+		_, text, _ = strings.Cut(text, "\n")
 	}
-	return b
+	lo, hi := 0, len(text) // offsets of line starts
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		start := strings.LastIndexByte(text[:mid], '\n') + 1
+		line, _, _ := strings.Cut(text[start:], "\n")
+		key, rest, _ := strings.Cut(line, "\t")
+		switch {
+		case key == term:
+			ws, err := parseBridgeWords(rest)
+			if err != nil {
+				return nil
+			}
+			return ws
+		case key < term:
+			lo = start + len(line) + 1
+		default:
+			hi = start
+		}
+	}
+	return nil
 }
 
 // ErrBridge is the kind of every error reading a bridge file.
@@ -72,47 +107,32 @@ type bridgeError struct{}
 
 func (bridgeError) Error() string { return "bad bridge" }
 
-// parseBridge reads the bridge format, one query term a line ("#" starts
-// a comment line): the term, then tab-separated "term written strength"
-// triples, strongest first.
-func parseBridge(text string) (bridgeTable, error) {
-	b := bridgeTable{}
-	for n, line := range strings.Split(text, "\n") {
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		fields := strings.Split(line, "\t")
-		if len(fields) < 2 || fields[0] == "" {
-			return nil, errBridgeLine(n, "want a term and at least one bridge word")
-		}
-		words := make([]bridgeWord, 0, len(fields)-1)
-		for _, f := range fields[1:] {
-			parts := strings.Split(f, " ")
-			if len(parts) != 3 {
-				return nil, errBridgeLine(n, "want \"term written strength\"")
-			}
-			s, err := strconv.ParseFloat(parts[2], 64)
-			if err != nil || s <= 0 || s > 1 {
-				return nil, errBridgeLine(n, "a strength is a number in (0, 1]")
-			}
-			words = append(words, bridgeWord{parts[0], parts[1], s})
-		}
-		if _, dup := b[fields[0]]; dup {
-			return nil, errBridgeLine(n, "a term given twice")
-		}
-		b[fields[0]] = words
+// parseBridgeWords reads what follows a term on a line of the bridge
+// format: tab-separated "term written strength" triples, strongest first.
+func parseBridgeWords(fields string) ([]bridgeWord, error) {
+	if fields == "" {
+		return nil, fmt.Errorf("%w: want at least one bridge word", ErrBridge)
 	}
-	return b, nil
-}
-
-func errBridgeLine(n int, problem string) error {
-	return fmt.Errorf("%w: line %d: %s", ErrBridge, n+1, problem)
+	words := make([]bridgeWord, 0, strings.Count(fields, "\t")+1)
+	for f := range strings.SplitSeq(fields, "\t") {
+		term, rest, ok1 := strings.Cut(f, " ")
+		written, strength, ok2 := strings.Cut(rest, " ")
+		if !ok1 || !ok2 || strings.Contains(strength, " ") {
+			return nil, fmt.Errorf("%w: want \"term written strength\"", ErrBridge)
+		}
+		s, err := strconv.ParseFloat(strength, 64)
+		if err != nil || s <= 0 || s > 1 {
+			return nil, fmt.Errorf("%w: a strength is a number in (0, 1]", ErrBridge)
+		}
+		words = append(words, bridgeWord{term, written, s})
+	}
+	return words, nil
 }
 
 // bridgeWritten is how tools write term, a bridge word of the query term
 // from ("" if none).
 func bridgeWritten(from, term string) string {
-	for _, bw := range bridge.Get()[from] {
+	for _, bw := range bridge.words(from) {
 		if bw.term == term {
 			return bw.written
 		}

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/mcpx-dev/mcpx/internal/lazy"
 )
 
 // trainSets are intent sets written only for the bridge to learn from
@@ -27,17 +25,19 @@ var bridgeSets = slices.Concat(studiedSets, trainSets)
 // bridgeParams are the generator's settings, chosen by cross-validation
 // across the sets it learns from (TestBridgeCrossValidate).
 type bridgeParams struct {
-	minIntents  int     // a pair is learned from at least this many intents
-	minTools    int     // whose answers hold the tool word in at least this many distinct tools
-	minStrength float64 // and goes with the query word at least this much above chance
-	prior       float64 // pseudo-intents of the background, smoothing a rare query word's figures
-	maxWords    int     // bridge words kept per query term, strongest first
-	serverShare float64 // a word more than this share of a server's tools have names the server, not a tool's action or object
-	allFields   bool    // bridge words from parameters' names and descriptions too, not only the tool's name, title, description and enum values
-	otherName   float64 // a word of some tools' names that none of the query word's answers has in its name keeps this share of its strength (MCPX_SEARCH_BRIDGE_OTHERNAME lists shares to cross-validate)
+	minIntents   int     // a pair is learned from at least this many intents
+	minTools     int     // whose answers hold the tool word in at least this many distinct tools
+	minStrength  float64 // and goes with the query word at least this much above chance
+	prior        float64 // pseudo-intents of the background, smoothing a rare query word's figures
+	maxWords     int     // bridge words kept per query term, strongest first
+	serverShare  float64 // a word more than this share of a server's tools have names the server, not a tool's action or object
+	allFields    bool    // bridge words from parameters' names and descriptions too, not only the tool's name, title, description and enum values
+	otherName    float64 // a word of some tools' names that none of the query word's answers has in its name keeps this share of its strength (MCPX_SEARCH_BRIDGE_OTHERNAME lists shares to cross-validate)
+	minPair      int     // two query words in a row are learned as one key from at least this many intents (0: never; MCPX_SEARCH_BRIDGE_PAIRS)
+	maxPairWords int     // bridge words kept per two-word key (0: maxWords; MCPX_SEARCH_PAIR_WORDS)
 }
 
-var defaultBridgeParams = bridgeParams{minIntents: 1, minTools: 1, minStrength: 0.1, prior: 2, maxWords: 12, serverShare: 0.3, otherName: 0}
+var defaultBridgeParams = bridgeParams{minIntents: 1, minTools: 1, minStrength: 0.1, prior: 2, maxWords: 12, serverShare: 0.3, otherName: 0, minPair: 1, maxPairWords: 3}
 
 // toolTerms are, per tool (NS.TOOL), the terms of its own text (name,
 // title, description, parameters, enum values) and how tools write each
@@ -114,9 +114,9 @@ func queryTerms(q Query) (own []string, reached map[string]bool) {
 				reached[t] = true
 			}
 		}
-		if !c.shape && c.alts[0].weight >= 0.5 && !strings.Contains(c.alts[0].term, " ") {
-			own = append(own, c.alts[0].term)
-		}
+	}
+	for _, c := range ownConcepts(q.concepts) {
+		own = append(own, c.alts[0].term)
 	}
 	return own, reached
 }
@@ -128,59 +128,21 @@ func queryTerms(q Query) (own []string, reached map[string]bool) {
 // learns never depends on an earlier bridge.
 func learnBridge(tt toolTerms, intents []intent, p bridgeParams) bridgeTable {
 	defer setBridge(bridgeTable{})()
-	type pair struct{ q, t string }
-	nq := map[string]int{}              // intents with the query term
-	co := map[pair]int{}                // intents with the query term whose answers hold the word, unreached
-	tools := map[pair]map[string]bool{} // the distinct answers that hold it
-	bg := map[string]int{}              // intents whose answers hold the word
-	inName := map[pair]bool{}           // some answer of an intent with the query term has the word in its name
+	bc := bridgeCounts{tt: tt, p: p, nq: map[string]int{}, co: map[keyWord]int{}, tools: map[keyWord]map[string]bool{}, bg: map[string]int{}, inName: map[keyWord]bool{}}
 	for _, in := range intents {
-		own, reached := queryTerms(ParseQuery(in.query))
-		answer := map[string]bool{}
-		for _, w := range in.want {
-			for t := range tt.terms[w] {
-				answer[t] = true
-			}
-		}
-		for t := range answer {
-			bg[t]++
-		}
-		slices.Sort(own)
-		for _, q := range slices.Compact(own) {
-			nq[q]++
-			for t := range answer {
-				if reached[t] {
-					continue
-				}
-				k := pair{q, t}
-				co[k]++
-				if tools[k] == nil {
-					tools[k] = map[string]bool{}
-				}
-				for _, w := range in.want {
-					if tt.terms[w][t] {
-						tools[k][w] = true
-					}
-					if tt.names[w][t] {
-						inName[k] = true
-					}
-				}
-			}
-		}
+		bc.add(in)
 	}
-	n := float64(len(intents))
 	b := bridgeTable{}
-	for k, c := range co {
-		if c < p.minIntents || len(tools[k]) < p.minTools {
-			continue
-		}
-		chance := float64(bg[k.t]) / n
-		given := (float64(c) + p.prior*chance) / (float64(nq[k.q]) + p.prior)
-		s := (given - chance) / (1 - chance)
-		if tt.named[k.t] && !inName[k] {
-			// The word names other tools, never these answers: it would
-			// lift those tools over the ones the word is learned from.
-			s *= p.otherName
+	for k := range bc.co {
+		s := bc.strength(k)
+		if first, second, two := strings.Cut(k.q, " "); two {
+			// Two words in a row keep only what they say beyond either
+			// alone: "child blocks" → get, where "child" and "block" say
+			// nothing of reading.
+			if bc.nq[k.q] < p.minPair {
+				continue
+			}
+			s -= max(bc.strength(keyWord{first, k.t}), bc.strength(keyWord{second, k.t}))
 		}
 		if s < p.minStrength {
 			continue
@@ -194,9 +156,93 @@ func learnBridge(tt toolTerms, intents []intent, p bridgeParams) bridgeTable {
 			}
 			return strings.Compare(a.term, b.term)
 		})
-		b[q] = ws[:min(len(ws), p.maxWords)]
+		keep := p.maxWords
+		if strings.Contains(q, " ") && p.maxPairWords > 0 {
+			keep = p.maxPairWords
+		}
+		b[q] = ws[:min(len(ws), keep)]
 	}
 	return b
+}
+
+// keyWord is a query term (a bridge key) and a word of tools' text.
+type keyWord struct{ q, t string }
+
+// bridgeCounts are what learnBridge counts over the intents.
+type bridgeCounts struct {
+	tt     toolTerms
+	p      bridgeParams
+	n      int                         // intents
+	nq     map[string]int              // intents with the query term
+	co     map[keyWord]int             // intents with the query term whose answers hold the word, unreached
+	tools  map[keyWord]map[string]bool // the distinct answers that hold it
+	bg     map[string]int              // intents whose answers hold the word
+	inName map[keyWord]bool            // some answer of an intent with the query term has the word in its name
+}
+
+// add counts one intent: each of its own words is a key, and so is each
+// two in a row (queryBuilder.addPairs).
+func (bc *bridgeCounts) add(in intent) {
+	bc.n++
+	own, reached := queryTerms(ParseQuery(in.query))
+	answer := map[string]bool{}
+	for _, w := range in.want {
+		for t := range bc.tt.terms[w] {
+			answer[t] = true
+		}
+	}
+	for t := range answer {
+		bc.bg[t]++
+	}
+	keys := slices.Clone(own)
+	if bc.p.minPair > 0 {
+		for i := 1; i < len(own); i++ {
+			keys = append(keys, own[i-1]+" "+own[i])
+		}
+	}
+	slices.Sort(keys)
+	for _, q := range slices.Compact(keys) {
+		bc.nq[q]++
+		for t := range answer {
+			if !reached[t] {
+				bc.addPair(keyWord{q, t}, in.want)
+			}
+		}
+	}
+}
+
+// addPair counts k in an intent whose answers are want.
+func (bc *bridgeCounts) addPair(k keyWord, want []string) {
+	bc.co[k]++
+	if bc.tools[k] == nil {
+		bc.tools[k] = map[string]bool{}
+	}
+	for _, w := range want {
+		if bc.tt.terms[w][k.t] {
+			bc.tools[k][w] = true
+		}
+		if bc.tt.names[w][k.t] {
+			bc.inName[k] = true
+		}
+	}
+}
+
+// strength is how much more than chance k's word goes with its key (0
+// under the least counts).
+func (bc *bridgeCounts) strength(k keyWord) float64 {
+	c, p := bc.co[k], bc.p
+	if c < p.minIntents || len(bc.tools[k]) < p.minTools {
+		return 0
+	}
+	chance := float64(bc.bg[k.t]) / float64(bc.n)
+	given := (float64(c) + p.prior*chance) / (float64(bc.nq[k.q]) + p.prior)
+	s := (given - chance) / (1 - chance)
+	if bc.tt.named[k.t] && !bc.inName[k] {
+		// The word names other tools, never these answers: it would
+		// lift those tools over the ones the word is learned from.
+		s *= p.otherName
+	}
+	return s
 }
 
 // format writes b in bridge.txt's format, its terms sorted.
@@ -221,10 +267,37 @@ func (b bridgeTable) format() string {
 
 // setBridge puts b in place of the embedded bridge, and returns what
 // restores it.
-func setBridge(b bridgeTable) func() {
+func setBridge(b bridgeSource) func() {
 	keep := bridge
-	bridge = &lazy.Value[bridgeTable]{New: func() bridgeTable { return b }}
+	bridge = b
 	return func() { bridge = keep }
+}
+
+// parseBridge reads a whole file in the bridge format, one query term a
+// line ("#" starts a comment line), sorted by term as bridgeFile's search
+// needs: the term, then its words (parseBridgeWords).
+func parseBridge(text string) (bridgeTable, error) {
+	b := bridgeTable{}
+	last := ""
+	for n, line := range strings.Split(text, "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		term, rest, _ := strings.Cut(line, "\t")
+		if term == "" {
+			return nil, fmt.Errorf("%w: line %d: want a term and at least one bridge word", ErrBridge, n+1)
+		}
+		words, err := parseBridgeWords(rest)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n+1, err)
+		}
+		if term <= last {
+			return nil, fmt.Errorf("%w: line %d: %q is not after %q (a term given twice, or out of order)", ErrBridge, n+1, term, last)
+		}
+		last = term
+		b[term] = words
+	}
+	return b, nil
 }
 
 // bridgeIntents are, per set, the intents the bridge learns from, less
@@ -291,11 +364,51 @@ func TestParseBridge(t *testing.T) {
 	if got := b["bloat"]; len(got) != 2 || got[0] != (bridgeWord{"size", "size", 0.5}) || got[1].term != "directori" {
 		t.Errorf("parsed %v", b)
 	}
-	for _, bad := range []string{"bloat\n", "bloat\tsize 0.5\n", "bloat\tsize size 2\n", "bloat\tsize size x\n", "a\tb b 0.5\na\tc c 0.5\n"} {
+	for _, bad := range []string{"bloat\n", "bloat\tsize 0.5\n", "bloat\tsize size 2\n", "bloat\tsize size x\n", "a\tb b 0.5\na\tc c 0.5\n", "b\tb b 0.5\na\tc c 0.5\n", "\tb b 0.5\n"} {
 		if _, err := parseBridge(bad); !errors.Is(err, ErrBridge) {
 			t.Errorf("%q: got %v, want ErrBridge", bad, err)
 		}
 	}
+}
+
+// bridgeVariants are the learner's settings TestBridgeCrossValidate
+// tries: the default, or those its environment lists.
+func bridgeVariants(t *testing.T) []bridgeParams {
+	variants := []bridgeParams{defaultBridgeParams}
+	if os.Getenv("MCPX_SEARCH_BRIDGE_OTHERNAME") != "" {
+		variants = nil
+		for _, x := range envFloats(t, "MCPX_SEARCH_BRIDGE_OTHERNAME", nil) {
+			p := defaultBridgeParams
+			p.otherName = x
+			variants = append(variants, p)
+		}
+	}
+	if os.Getenv("MCPX_SEARCH_BRIDGE_PAIRS") != "" {
+		variants = nil
+		for _, x := range envFloats(t, "MCPX_SEARCH_BRIDGE_PAIRS", nil) {
+			p := defaultBridgeParams
+			p.minPair = int(x)
+			for _, mw := range envFloats(t, "MCPX_SEARCH_PAIR_WORDS", []float64{0}) {
+				p.maxPairWords = int(mw)
+				variants = append(variants, p)
+			}
+		}
+	}
+	if os.Getenv("MCPX_SEARCH_BRIDGE_GRID") != "" {
+		variants = nil
+		for _, share := range []float64{0.3, 1} {
+			for _, all := range []bool{false, true} {
+				for _, mi := range []int{1, 2} {
+					for _, mt := range []int{1, 2} {
+						for _, ms := range []float64{0.2, 0.4} {
+							variants = append(variants, bridgeParams{minIntents: mi, minTools: mt, minStrength: ms, prior: 2, maxWords: 6, serverShare: share, allFields: all, otherName: defaultBridgeParams.otherName})
+						}
+					}
+				}
+			}
+		}
+	}
+	return variants
 }
 
 // TestBridgeCrossValidate learns the bridge on all but one of the studied
@@ -313,36 +426,21 @@ func TestBridgeCrossValidate(t *testing.T) {
 	}
 	keep := weightBridge
 	defer func() { weightBridge = keep }()
-	variants := []bridgeParams{defaultBridgeParams}
-	if os.Getenv("MCPX_SEARCH_BRIDGE_OTHERNAME") != "" {
-		variants = nil
-		for _, x := range envFloats(t, "MCPX_SEARCH_BRIDGE_OTHERNAME", nil) {
-			p := defaultBridgeParams
-			p.otherName = x
-			variants = append(variants, p)
-		}
-	}
-	if os.Getenv("MCPX_SEARCH_BRIDGE_GRID") != "" {
-		variants = nil
-		for _, share := range []float64{0.3, 1} {
-			for _, all := range []bool{false, true} {
-				for _, mi := range []int{1, 2} {
-					for _, mt := range []int{1, 2} {
-						for _, ms := range []float64{0.2, 0.4} {
-							variants = append(variants, bridgeParams{minIntents: mi, minTools: mt, minStrength: ms, prior: 2, maxWords: 6, serverShare: share, allFields: all, otherName: defaultBridgeParams.otherName})
-						}
-					}
-				}
-			}
-		}
-	}
+	variants := bridgeVariants(t)
 	weights := envFloats(t, "MCPX_SEARCH_BRIDGE_WEIGHTS", []float64{0, 0.2, 0.4, 0.6, 0.8, 1, 1.1, 1.2, 1.3, 1.5})
 	if os.Getenv("MCPX_SEARCH_BRIDGE_GRID") != "" {
 		weights = []float64{0.3, 0.5}
 	}
 	sums := envFloats(t, "MCPX_SEARCH_BRIDGE_SUMS", []float64{bridgeSum})
-	keepSum := bridgeSum
-	defer func() { bridgeSum = keepSum }()
+	pairWeights := envFloats(t, "MCPX_SEARCH_PAIR_WEIGHTS", []float64{pairWeight})
+	keepSum, keepPair := bridgeSum, pairWeight
+	defer func() { bridgeSum, pairWeight = keepSum, keepPair }()
+	var settings []struct{ sum, pair float64 }
+	for _, sum := range sums {
+		for _, pair := range pairWeights {
+			settings = append(settings, struct{ sum, pair float64 }{sum, pair})
+		}
+	}
 	for _, p := range variants {
 		// Each fold's bridge is learned once, then measured at each
 		// sum and weight.
@@ -351,8 +449,8 @@ func TestBridgeCrossValidate(t *testing.T) {
 		for _, held := range bridgeSets {
 			learned[held] = bridgeWithout(tt, learnable, held, p)
 		}
-		for _, sum := range sums {
-			bridgeSum = sum
+		for _, st := range settings {
+			bridgeSum, pairWeight = st.sum, st.pair
 			for _, w := range weights {
 				weightBridge = w
 				var line string
@@ -365,9 +463,90 @@ func TestBridgeCrossValidate(t *testing.T) {
 					all.add(s, len(folds[held]))
 					line += fmt.Sprintf(" %s %.3f/%.3f/%.3f", held, s.r1, s.r5, s.mrr)
 				}
-				t.Logf("%+v sum=%.2f w=%.2f all %s |%s", p, sum, w, all, line)
+				t.Logf("%+v sum=%.2f pair=%.2f w=%.2f all %s |%s", p, st.sum, st.pair, w, all, line)
 			}
 		}
+	}
+}
+
+// TestBridgePairs: two words in a row that the bridge knows together add
+// what they went with ("child blocks" → get), which decides where the
+// words alone do not; a pair's verb gives way to the request's own verb
+// of the other kind, and a pair names no action and no server.
+func TestBridgePairs(t *testing.T) {
+	defer setBridge(bridgeTable{"child block": {{"get", "get", 0.5}}, "block notion": {{"notion", "notion", 1}}})()
+	docs := []*Doc{
+		NewDoc(Tool{Name: "append_block_children", Description: "Append block children"}),
+		NewDoc(Tool{Name: "get_block_children", Description: "Get block children"}),
+	}
+	indexes := []*Index{NewIndex(docs, nil)}
+	tie := func(a, b Hit) int { return a.Doc - b.Doc }
+	for q, want := range map[string]int{
+		"child blocks of block abc":        1, // the pair's get
+		"child blocks, block abc":          1,
+		"insert child blocks in block abc": 0, // insert is the request's own verb
+		"show child blocks of block abc":   1,
+	} {
+		if hits := Rank(indexes, ParseQuery(q), 0, tie); len(hits) != 2 || hits[0].Doc != want {
+			t.Errorf("%q: %+v", q, hits)
+		}
+	}
+	q := ParseQuery("child blocks of block abc")
+	if !slices.ContainsFunc(q.concepts, func(c concept) bool { return c.pair && c.word == "child blocks" && c.alts[0].term == "child block" }) {
+		t.Errorf("no pair concept in %+v", q.concepts)
+	}
+	if !q.look {
+		t.Error("a pair's get named an action")
+	}
+	if q := parseQuery("child blocks of block abc", false); slices.ContainsFunc(q.concepts, func(c concept) bool { return c.pair }) {
+		t.Error("a pair without the bridge")
+	}
+	// Without the pair, the words alone leave the two tools level.
+	defer setBridge(bridgeTable{})()
+	if hits := Rank(indexes, ParseQuery("child blocks of block abc"), 0, tie); len(hits) != 2 || hits[0].Score != hits[1].Score {
+		t.Errorf("without the pair: %+v", hits)
+	}
+}
+
+// TestLearnPairs: the learner keeps for two words in a row only what they
+// went with beyond either word alone, and only from minPair intents.
+func TestLearnPairs(t *testing.T) {
+	c := loadCorpus(t)
+	p := defaultBridgeParams
+	p.minPair = 2
+	intents := []intent{
+		{query: "child blocks of page abc", want: []string{"notion.API-get-block-children"}},
+		{query: "child blocks under the roadmap page", want: []string{"notion.API-get-block-children"}},
+		{query: "child page under roadmap", want: []string{"notion.API-post-page"}},
+		{query: "block 42 of the page", want: []string{"notion.API-retrieve-a-block"}},
+		{query: "erase block 7", want: []string{"notion.API-delete-a-block"}},
+		{query: "children of roadmap", want: []string{"notion.API-get-block-children"}},
+	}
+	b := learnBridge(newToolTerms(c, p), intents, p)
+	pair := b["child block"]
+	if !slices.ContainsFunc(pair, func(w bridgeWord) bool { return w.term == "get" }) {
+		t.Errorf(`"child block" learned %v, want get among them`, pair)
+	}
+	if len(pair) > p.maxPairWords {
+		t.Errorf(`"child block" kept %d words, more than %d`, len(pair), p.maxPairWords)
+	}
+	// "child" alone already goes with get (two of its three intents are
+	// the pair's), so the pair keeps less of get than "child" says.
+	strength := func(ws []bridgeWord, term string) float64 {
+		if i := slices.IndexFunc(ws, func(w bridgeWord) bool { return w.term == term }); i >= 0 {
+			return ws[i].strength
+		}
+		return 0
+	}
+	if s, alone := strength(pair, "get"), strength(b["child"], "get"); s >= alone {
+		t.Errorf(`"child block" → get %v, not less than "child" → get %v`, s, alone)
+	}
+	if _, ok := b["roadmap page"]; ok {
+		t.Errorf(`"roadmap page" learned from one intent in a row: %v`, b["roadmap page"])
+	}
+	p.minPair = 0
+	if b := learnBridge(newToolTerms(c, p), intents, p); b["child block"] != nil {
+		t.Errorf("pairs learned with minPair 0: %v", b["child block"])
 	}
 }
 
@@ -399,12 +578,45 @@ func TestBridgeSum(t *testing.T) {
 	}
 }
 
-// BenchmarkParseBridge is what the first search pays to read the bridge.
-func BenchmarkParseBridge(b *testing.B) {
+// BenchmarkBridgeWords is what a query pays to read its terms' bridge
+// words where the file lies: a request's dozen words and pairs.
+func BenchmarkBridgeWords(b *testing.B) {
+	terms := []string{"child", "child block", "block", "bloat", "git", "pod", "namespac", "zzz", "notion", "page", "scroll back", "aaa"}
+	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := parseBridge(bridgeText); err != nil {
-			b.Fatal(err)
+		for _, t := range terms {
+			bridge.words(t)
 		}
+	}
+}
+
+// TestBridgeFileWords: searching the file where it lies reads what parsing
+// all of it does, for every term and for terms it lacks.
+func TestBridgeFileWords(t *testing.T) {
+	all, err := parseBridge(bridgeText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := bridgeFile(bridgeText)
+	for term, want := range all {
+		if got := f.words(term); !slices.Equal(got, want) {
+			t.Fatalf("%q: %v, want %v", term, got, want)
+		}
+	}
+	for _, term := range []string{"", "a", "zzzz", "child blocks", "child", "~"} {
+		if got, want := f.words(term), all[term]; !slices.Equal(got, want) {
+			t.Errorf("%q: %v, want %v", term, got, want)
+		}
+	}
+	small := bridgeFile("# comment\n# another\nb\tx x 0.5\nb c\ty y 0.25\nc\tbad\n")
+	if got := small.words("b c"); len(got) != 1 || got[0] != (bridgeWord{"y", "y", 0.25}) {
+		t.Errorf("b c: %v", got)
+	}
+	if got := small.words("c"); got != nil {
+		t.Errorf("a malformed line gave %v", got)
+	}
+	if got := small.words("#"); got != nil {
+		t.Errorf("a comment gave %v", got)
 	}
 }
 
@@ -477,7 +689,19 @@ func bridgeWithout(tt toolTerms, learnable map[string][]intent, held string, p b
 			train = append(train, learnable[set]...)
 		}
 	}
-	return learnBridge(tt, train, p)
+	// Learned as the never-studied sets are ranked (bridgeIntents): from
+	// nothing that repeats the held-out fold's words for the same tool.
+	skip := map[int]bool{}
+	for _, o := range overlapping(train, learnable[held]) {
+		skip[o.index] = true
+	}
+	kept := train[:0:0]
+	for i, in := range train {
+		if !skip[i] {
+			kept = append(kept, in)
+		}
+	}
+	return learnBridge(tt, kept, p)
 }
 
 // pooled sums sets' scores weighted by their sizes.

@@ -47,32 +47,32 @@ var neverStudied = []string{"heldout", "blind4", "blind11", "blind12", "blind13"
 
 // floors are, per intent set, the recall@5 and MRR@10 under which the
 // benchmark fails (a regression): just under what the ranker reaches after
-// the fourteenth round (dev 0.985 and 0.905, unseen 0.983 and 0.916, fresh
-// 0.995 and 0.935, blind5 0.978 and 0.869, blind6 0.954 and 0.878, blind7
-// 0.950 and 0.848, blind8 0.916 and 0.799, blind9 0.978 and 0.857, blind10
-// 0.970 and 0.868: studied sets); the held-out set's (1.000 and 0.950) and
-// blind4's (0.981 and 0.882; 0.903 and 0.786 when it was written), never
-// studied, with a wider margin, as blind11's (0.912 and 0.784; 0.855 and
-// 0.722 when first measured, after the twelfth round), blind12's (0.940
-// and 0.815; 0.891 and 0.760 when first measured, before the thirteenth)
-// and blind13's (0.914 and 0.764; 0.895 and 0.749 when first measured,
-// before the fourteenth). And the ranker must stay above plain BM25 on
-// every set.
+// the fifteenth round (dev 0.991 and 0.938, unseen 0.991 and 0.939, fresh
+// 1.000 and 0.957, blind5 0.991 and 0.918, blind6 0.982 and 0.923, blind7
+// 0.991 and 0.929, blind8 0.973 and 0.907, blind9 0.991 and 0.917, blind10
+// 0.991 and 0.923: studied sets, which the bridge learns from); the
+// held-out set's (1.000 and 0.944) and blind4's (0.994 and 0.903; 0.903
+// and 0.786 when it was written), never studied, with a wider margin, as
+// blind11's (0.930 and 0.811; 0.855 and 0.722 when first measured, after
+// the twelfth round), blind12's (0.952 and 0.833; 0.891 and 0.760 when
+// first measured, before the thirteenth) and blind13's (0.930 and 0.803;
+// 0.895 and 0.749 when first measured, before the fourteenth). And the
+// ranker must stay above plain BM25 on every set.
 var floors = map[string]struct{ recall5, mrr float64 }{
-	"dev":     {0.98, 0.90},
+	"dev":     {0.985, 0.93},
 	"heldout": {0.98, 0.915},
-	"unseen":  {0.975, 0.90},
-	"fresh":   {0.985, 0.925},
-	"blind4":  {0.93, 0.85},
-	"blind5":  {0.97, 0.86},
-	"blind6":  {0.945, 0.87},
-	"blind7":  {0.94, 0.84},
-	"blind8":  {0.91, 0.79},
-	"blind9":  {0.97, 0.85},
-	"blind10": {0.965, 0.86},
-	"blind11": {0.88, 0.75},
-	"blind12": {0.91, 0.78},
-	"blind13": {0.88, 0.73},
+	"unseen":  {0.985, 0.93},
+	"fresh":   {0.99, 0.945},
+	"blind4":  {0.95, 0.87},
+	"blind5":  {0.985, 0.91},
+	"blind6":  {0.975, 0.915},
+	"blind7":  {0.985, 0.92},
+	"blind8":  {0.965, 0.90},
+	"blind9":  {0.985, 0.91},
+	"blind10": {0.985, 0.915},
+	"blind11": {0.90, 0.78},
+	"blind12": {0.92, 0.80},
+	"blind13": {0.90, 0.77},
 }
 
 // leastIntents is, per intent set, the fewest intents it may hold: the

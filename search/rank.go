@@ -289,7 +289,7 @@ func namedServers(indexes []*Index, q Query) []bool {
 
 // names reports whether concept c names the server of indexes[i].
 func names(indexes []*Index, i int, c concept) bool {
-	if c.shape || isIndefinite(c.word) {
+	if c.shape || c.pair || isIndefinite(c.word) {
 		return false
 	}
 	for j, a := range c.alts {

@@ -428,6 +428,9 @@ func TestParseQuery(t *testing.T) {
 	describe := func(q Query) []string {
 		var out []string
 		for _, c := range q.concepts {
+			if c.pair {
+				continue // what the bridge learned of two words (TestBridgePairs)
+			}
 			s := c.word + "=" + c.alts[0].term
 			if c.alts[0].weight != 1 {
 				s += fmt.Sprintf("@%.2g", c.alts[0].weight)

@@ -25,7 +25,7 @@ var bridgeSets = slices.Concat(studiedSets, trainSets)
 // bridgeParams are the generator's settings, chosen by cross-validation
 // across the sets it learns from (TestBridgeCrossValidate).
 type bridgeParams struct {
-	minIntents   int     // a pair is learned from at least this many intents
+	minIntents   int     // a query term and a word of tools' text are learned together from at least this many intents
 	minTools     int     // whose answers hold the tool word in at least this many distinct tools
 	minStrength  float64 // and goes with the query word at least this much above chance
 	prior        float64 // pseudo-intents of the background, smoothing a rare query word's figures
@@ -205,14 +205,14 @@ func (bc *bridgeCounts) add(in intent) {
 		bc.nq[q]++
 		for t := range answer {
 			if !reached[t] {
-				bc.addPair(keyWord{q, t}, in.want)
+				bc.addKeyWord(keyWord{q, t}, in.want)
 			}
 		}
 	}
 }
 
-// addPair counts k in an intent whose answers are want.
-func (bc *bridgeCounts) addPair(k keyWord, want []string) {
+// addKeyWord counts k in an intent whose answers are want.
+func (bc *bridgeCounts) addKeyWord(k keyWord, want []string) {
 	bc.co[k]++
 	if bc.tools[k] == nil {
 		bc.tools[k] = map[string]bool{}
@@ -474,7 +474,7 @@ func TestBridgeCrossValidate(t *testing.T) {
 // words alone do not; a pair's verb gives way to the request's own verb
 // of the other kind, and a pair names no action and no server.
 func TestBridgePairs(t *testing.T) {
-	defer setBridge(bridgeTable{"child block": {{"get", "get", 0.5}}, "block notion": {{"notion", "notion", 1}}})()
+	defer setBridge(bridgeTable{"child block": {{"get", "get", 0.5}, {"notion", "notion", 0.5}}})()
 	docs := []*Doc{
 		NewDoc(Tool{Name: "append_block_children", Description: "Append block children"}),
 		NewDoc(Tool{Name: "get_block_children", Description: "Get block children"}),
@@ -497,6 +497,10 @@ func TestBridgePairs(t *testing.T) {
 	}
 	if !q.look {
 		t.Error("a pair's get named an action")
+	}
+	withServer := append(slices.Clone(indexes), NewIndex([]*Doc{NewDoc(Tool{Name: "search"})}, NewServerDoc(Server{Name: "notion"})))
+	if named := namedServers(withServer, q); named != nil {
+		t.Errorf("a pair's notion named a server: %v", named)
 	}
 	if q := parseQuery("child blocks of block abc", false); slices.ContainsFunc(q.concepts, func(c concept) bool { return c.pair }) {
 		t.Error("a pair without the bridge")

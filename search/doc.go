@@ -20,12 +20,14 @@
 // more than get_pull_request's); a question, or a request that names no action (its
 // first word cannot be a verb: verbs.txt), prefers tools that look to
 // tools that change something, and a request that names a server ("in
-// notion") prefers that server's tools. Explain says which words matched
-// in which fields.
+// notion") prefers that server's tools. Where a query's words are not the
+// tools' own, the learned bridge (bridge.go) adds the words of tools' text
+// that agents' requests with those words, alone or two in a row, went
+// with. Explain says which words matched in which fields.
 //
-// The package is a leaf (standard library only) and does no work at init,
-// so the CLI links it for its "did you mean" suggestions (Nearest,
-// Suggest) at no cost to its start.
+// The package is a leaf (the standard library and internal/lazy only) and
+// does no work at init, so the CLI links it for its "did you mean"
+// suggestions (Nearest, Suggest) at no cost to its start.
 package search
 
 import (

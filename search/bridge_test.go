@@ -441,13 +441,17 @@ func TestBridgeCrossValidate(t *testing.T) {
 			settings = append(settings, struct{ sum, pair float64 }{sum, pair})
 		}
 	}
+	training := map[string][]intent{} // the same for every variant
+	for _, held := range bridgeSets {
+		training[held] = foldTraining(learnable, held, folds[held])
+	}
 	for _, p := range variants {
 		// Each fold's bridge is learned once, then measured at each
 		// sum and weight.
 		tt := newToolTerms(c, p)
 		learned := map[string]bridgeTable{}
 		for _, held := range bridgeSets {
-			learned[held] = bridgeWithout(tt, learnable, held, p)
+			learned[held] = learnBridge(tt, training[held], p)
 		}
 		for _, st := range settings {
 			bridgeSum, pairWeight = st.sum, st.pair
@@ -668,8 +672,8 @@ func TestBridgeFoldMisses(t *testing.T) {
 		if !slices.Contains(bridgeSets, held) {
 			t.Fatalf("MCPX_SEARCH_FOLD_MISSES: %s is not a set the bridge learns from", held)
 		}
-		restore := setBridge(bridgeWithout(tt, learnable, held, defaultBridgeParams))
 		intents := loadIntents(t, held)
+		restore := setBridge(learnBridge(tt, foldTraining(learnable, held, intents), defaultBridgeParams))
 		s := evaluate(mcpxRanker(c), intents)
 		restore()
 		all.add(s, len(intents))
@@ -683,20 +687,20 @@ func TestBridgeFoldMisses(t *testing.T) {
 	t.Logf("all (%d): %s", int(all.n), all)
 }
 
-// bridgeWithout learns the bridge from every bridge set but held
-// (learnable: bridgeIntents), so that held ranks as phrasings it has not
-// learned.
-func bridgeWithout(tt toolTerms, learnable map[string][]intent, held string, p bridgeParams) bridgeTable {
+// foldTraining is what the bridge of held's fold learns from: every other
+// bridge set (learnable: bridgeIntents), less the intents that repeat the
+// words of one of held's (measured: the intents its fold ranks) for the
+// same tool, as the never-studied sets are ranked. So held ranks as
+// phrasings the bridge has not learned.
+func foldTraining(learnable map[string][]intent, held string, measured []intent) []intent {
 	var train []intent
 	for _, set := range bridgeSets {
 		if set != held {
 			train = append(train, learnable[set]...)
 		}
 	}
-	// Learned as the never-studied sets are ranked (bridgeIntents): from
-	// nothing that repeats the held-out fold's words for the same tool.
 	skip := map[int]bool{}
-	for _, o := range overlapping(train, learnable[held]) {
+	for _, o := range overlapping(train, measured) {
 		skip[o.index] = true
 	}
 	kept := train[:0:0]
@@ -705,7 +709,7 @@ func bridgeWithout(tt toolTerms, learnable map[string][]intent, held string, p b
 			kept = append(kept, in)
 		}
 	}
-	return learnBridge(tt, kept, p)
+	return kept
 }
 
 // pooled sums sets' scores weighted by their sizes.

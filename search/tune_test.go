@@ -126,7 +126,8 @@ func crossValidated(t *testing.T, c *corpus) func() float64 {
 	}
 	var folds []fold
 	for _, held := range bridgeSets {
-		folds = append(folds, fold{loadIntents(t, held), bridgeWithout(tt, learnable, held, defaultBridgeParams)})
+		intents := loadIntents(t, held)
+		folds = append(folds, fold{intents, learnBridge(tt, foldTraining(learnable, held, intents), defaultBridgeParams)})
 	}
 	return func() float64 {
 		var all pooled

@@ -128,14 +128,3 @@ func parseBridgeWords(fields string) ([]bridgeWord, error) {
 	}
 	return words, nil
 }
-
-// bridgeWritten is how tools write term, a bridge word of the query term
-// from ("" if none).
-func bridgeWritten(from, term string) string {
-	for _, bw := range bridge.words(from) {
-		if bw.term == term {
-			return bw.written
-		}
-	}
-	return ""
-}

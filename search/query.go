@@ -384,7 +384,7 @@ func (b *queryBuilder) add(key, word string, own, factor float64) {
 		// the thesaurus says nothing of it (bridge.go).
 		for _, bw := range bridge.words(key) {
 			if !slices.ContainsFunc(c.alts, func(a alt) bool { return a.term == bw.term }) {
-				c.alts = append(c.alts, alt{term: bw.term, weight: weightBridge * factor * bw.strength, learned: true})
+				c.alts = append(c.alts, alt{term: bw.term, weight: weightBridge * factor * bw.strength, learned: true, written: bw.written})
 			}
 		}
 	}
@@ -424,7 +424,7 @@ func (b *queryBuilder) addPairs() {
 			if isNameVerb(bw.term) && writes != reads && isWriteVerb(bw.term) != writes {
 				continue
 			}
-			c.alts = append(c.alts, alt{term: bw.term, weight: weightBridge * pairWeight * bw.strength, learned: true})
+			c.alts = append(c.alts, alt{term: bw.term, weight: weightBridge * pairWeight * bw.strength, learned: true, written: bw.written})
 		}
 		if len(c.alts) > 1 {
 			b.q.concepts = append(b.q.concepts, c)

@@ -536,7 +536,7 @@ func explain(ix *Index, d int, q Query) []Match {
 			case j > 0:
 				m.Via = th.written[a.term]
 				if m.Via == "" {
-					m.Via = bridgeWritten(c.alts[0].term, a.term)
+					m.Via = a.written
 				}
 			case c.shape:
 				m.Via = c.kind

@@ -59,7 +59,8 @@ type thesaurus struct {
 type alt struct {
 	term    string
 	weight  float64
-	learned bool // from the learned bridge (bridge.go), not the thesaurus
+	learned bool   // from the learned bridge (bridge.go), not the thesaurus
+	written string // a bridge word as tools write it, for the why of a match
 }
 
 // related is an entry of a word's thesaurus groups.

@@ -479,20 +479,15 @@ func TestBridgeCrossValidate(t *testing.T) {
 // of the other kind, and a pair names no action and no server.
 func TestBridgePairs(t *testing.T) {
 	defer setBridge(bridgeTable{"child block": {{"get", "get", 0.5}, {"notion", "notion", 0.5}}})()
-	docs := []*Doc{
-		NewDoc(Tool{Name: "append_block_children", Description: "Append block children"}),
-		NewDoc(Tool{Name: "get_block_children", Description: "Get block children"}),
-	}
-	indexes := []*Index{NewIndex(docs, nil)}
-	tie := func(a, b Hit) int { return a.Doc - b.Doc }
-	for q, want := range map[string]int{
-		"child blocks of block abc":        1, // the pair's get
-		"child blocks, block abc":          1,
-		"insert child blocks in block abc": 0, // insert is the request's own verb
-		"show child blocks of block abc":   1,
+	tools := []tool{{"x", "append_block_children", "Append block children", ""}, {"x", "get_block_children", "Get block children", ""}}
+	for q, want := range map[string]string{
+		"child blocks of block abc":        "x.get_block_children", // the pair's get
+		"child blocks, block abc":          "x.get_block_children",
+		"insert child blocks in block abc": "x.append_block_children", // insert is the request's own verb
+		"show child blocks of block abc":   "x.get_block_children",
 	} {
-		if hits := Rank(indexes, ParseQuery(q), 0, tie); len(hits) != 2 || hits[0].Doc != want {
-			t.Errorf("%q: %+v", q, hits)
+		if got, _ := rankTools(tools, q, 0); len(got) != 2 || got[0] != want {
+			t.Errorf("%q: %v, want %s first", q, got, want)
 		}
 	}
 	q := ParseQuery("child blocks of block abc")
@@ -502,8 +497,8 @@ func TestBridgePairs(t *testing.T) {
 	if !q.look {
 		t.Error("a pair's get named an action")
 	}
-	withServer := append(slices.Clone(indexes), NewIndex([]*Doc{NewDoc(Tool{Name: "search"})}, NewServerDoc(Server{Name: "notion"})))
-	if named := namedServers(withServer, q); named != nil {
+	notion := []*Index{NewIndex([]*Doc{NewDoc(Tool{Name: "get_block_children"})}, nil), NewIndex([]*Doc{NewDoc(Tool{Name: "search"})}, NewServerDoc(Server{Name: "notion"}))}
+	if named := namedServers(notion, q); named != nil {
 		t.Errorf("a pair's notion named a server: %v", named)
 	}
 	if q := parseQuery("child blocks of block abc", false); slices.ContainsFunc(q.concepts, func(c concept) bool { return c.pair }) {
@@ -511,7 +506,7 @@ func TestBridgePairs(t *testing.T) {
 	}
 	// Without the pair, the words alone leave the two tools level.
 	defer setBridge(bridgeTable{})()
-	if hits := Rank(indexes, ParseQuery("child blocks of block abc"), 0, tie); len(hits) != 2 || hits[0].Score != hits[1].Score {
+	if _, hits := rankTools(tools, "child blocks of block abc", 0); len(hits) != 2 || hits[0].Score != hits[1].Score {
 		t.Errorf("without the pair: %+v", hits)
 	}
 }

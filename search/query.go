@@ -169,18 +169,19 @@ func namesAction(fields []string, concepts []concept) bool {
 		}
 	}
 	for _, c := range concepts {
-		if c.shape || c.pair {
-			continue
-		}
-		// The word itself, what a phrasal verb points to (its own weight
-		// is 0) or a thesaurus entry at least related; not a second step.
-		for _, a := range c.alts {
-			if (a.weight == 0 || a.weight >= 0.5) && isNameVerb(a.term) {
-				return true
-			}
+		if !c.shape && !c.pair && slices.ContainsFunc(c.alts, standsForNameVerb) {
+			return true
 		}
 	}
 	return false
+}
+
+// standsForNameVerb reports whether a concept's alternative is a verb
+// tools' names use and stands for the query's word: the word itself,
+// what a phrasal verb points to (its own weight is 0) or a thesaurus
+// entry at least related; not a second step.
+func standsForNameVerb(a alt) bool {
+	return (a.weight == 0 || a.weight >= 0.5) && isNameVerb(a.term)
 }
 
 // isNameVerb reports whether a term (stemmed) is a verb tools' names use
@@ -406,7 +407,7 @@ func (b *queryBuilder) addPairs() {
 	var writes, reads bool // the request's own words name an action that changes something, one that does not
 	for _, c := range b.q.concepts {
 		for _, a := range c.alts {
-			if !c.shape && !a.learned && (a.weight == 0 || a.weight >= 0.5) && isNameVerb(a.term) {
+			if !c.shape && !a.learned && standsForNameVerb(a) {
 				writes = writes || isWriteVerb(a.term)
 				reads = reads || !isWriteVerb(a.term)
 			}

@@ -435,10 +435,11 @@ func TestBridgeCrossValidate(t *testing.T) {
 	pairWeights := envFloats(t, "MCPX_SEARCH_PAIR_WEIGHTS", []float64{pairWeight})
 	keepSum, keepPair := bridgeSum, pairWeight
 	defer func() { bridgeSum, pairWeight = keepSum, keepPair }()
-	var settings []struct{ sum, pair float64 }
+	type setting struct{ sum, pair float64 }
+	var settings []setting
 	for _, sum := range sums {
 		for _, pair := range pairWeights {
-			settings = append(settings, struct{ sum, pair float64 }{sum, pair})
+			settings = append(settings, setting{sum, pair})
 		}
 	}
 	training := map[string][]intent{} // the same for every variant

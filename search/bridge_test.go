@@ -433,13 +433,16 @@ func TestBridgeCrossValidate(t *testing.T) {
 	}
 	sums := envFloats(t, "MCPX_SEARCH_BRIDGE_SUMS", []float64{bridgeSum})
 	pairWeights := envFloats(t, "MCPX_SEARCH_PAIR_WEIGHTS", []float64{pairWeight})
-	keepSum, keepPair := bridgeSum, pairWeight
-	defer func() { bridgeSum, pairWeight = keepSum, keepPair }()
-	type setting struct{ sum, pair float64 }
+	lengthPriors := envFloats(t, "MCPX_SEARCH_LENGTH_PRIORS", []float64{lengthPrior})
+	keepSum, keepPair, keepPrior := bridgeSum, pairWeight, lengthPrior
+	defer func() { bridgeSum, pairWeight, lengthPrior = keepSum, keepPair, keepPrior }()
+	type setting struct{ sum, pair, prior float64 }
 	var settings []setting
 	for _, sum := range sums {
 		for _, pair := range pairWeights {
-			settings = append(settings, setting{sum, pair})
+			for _, prior := range lengthPriors {
+				settings = append(settings, setting{sum, pair, prior})
+			}
 		}
 	}
 	training := map[string][]intent{} // the same for every variant
@@ -455,7 +458,7 @@ func TestBridgeCrossValidate(t *testing.T) {
 			learned[held] = learnBridge(tt, training[held], p)
 		}
 		for _, st := range settings {
-			bridgeSum, pairWeight = st.sum, st.pair
+			bridgeSum, pairWeight, lengthPrior = st.sum, st.pair, st.prior
 			for _, w := range weights {
 				weightBridge = w
 				var line string
@@ -468,7 +471,7 @@ func TestBridgeCrossValidate(t *testing.T) {
 					all.add(s, len(folds[held]))
 					line += fmt.Sprintf(" %s %.3f/%.3f/%.3f", held, s.r1, s.r5, s.mrr)
 				}
-				t.Logf("%+v sum=%.2f pair=%.2f w=%.2f all %s |%s", p, st.sum, st.pair, w, all, line)
+				t.Logf("%+v sum=%.2f pair=%.2f prior=%g w=%.2f all %s |%s", p, st.sum, st.pair, st.prior, w, all, line)
 			}
 		}
 	}

@@ -67,10 +67,15 @@ func NewIndex(docs []*Doc, server *Doc) *Index {
 	}
 	// Each term's weight in each tool is computed here, once: field
 	// lengths are normalised by this set's averages (one server's tools
-	// against each other), so a query only sums what the postings hold.
+	// against each other, and against lengthPrior typical tools), so a
+	// query only sums what the postings hold.
 	var avg [numFields]float64
 	for f, l := range ix.total {
-		avg[f] = max(l/float64(max(len(docs), 1)), 1)
+		if f < len(typicalLen) {
+			avg[f] = max((l+lengthPrior*typicalLen[f])/(float64(len(docs))+lengthPrior), 1)
+		} else { // the server's own fields: the same for each of its tools
+			avg[f] = max(l/float64(max(len(docs), 1)), 1)
+		}
 	}
 	for i, d := range docs {
 		if slices.ContainsFunc(d.terms, func(t docTerm) bool { return t.tf[FieldName] != 0 && isWriteVerb(t.term) }) {
@@ -88,6 +93,27 @@ func NewIndex(docs []*Doc, server *Doc) *Index {
 	}
 	return ix
 }
+
+// typicalLen is a typical tool's length in terms, per field of its own:
+// the mean over the 171 tools recorded in testdata/tools.
+var typicalLen = [FieldInstructions]float64{
+	FieldName:        2.6,
+	FieldTitle:       1.3,
+	FieldDescription: 10.9,
+	FieldParam:       4.8,
+	FieldParamDesc:   17.9,
+	FieldEnum:        1.2,
+}
+
+// lengthPrior is how many tools of typicalLen a server's average length
+// counts beside its own tools'. A server of one tool (sequential-thinking,
+// one description of 237 distinct words) has no other tool to be long
+// against: its average alone would be its own length, and no text of its
+// would count as long. With it, a server of a few tools is measured mostly
+// against a typical tool, one of dozens mostly against its own.
+// Cross-validated (21 folds): MRR@10 0.836 at 0, 0.838 at 2, 0.840 at 4
+// and 8, 0.841 at 16, 0.840 at 1,000.
+var lengthPrior = 8.0
 
 // Len is the number of tools indexed.
 func (ix *Index) Len() int { return len(ix.docs) }

@@ -17,8 +17,9 @@ import (
 // away through it, at weightSecondHop of both steps), summed over the
 // query's words. Fields are weighted and length-normalised apart, so a long
 // parameter description neither drowns a word in the name nor gains by its
-// length; avglen is the average over the tool's own server (an Index), so t
-// is computed once, when the index is built. The server's instructions and
+// length; avglen is the average over the tool's own server (an Index),
+// shrunk toward a typical tool's (lengthPrior), so t is computed once,
+// when the index is built. The server's instructions and
 // its own name and title are two more fields of each of its tools
 // (normalised by the average over the servers searched): "in memory" finds
 // the tools of "memory-server", whose tools never say "memory". idf is taken over every tool searched. Then the name

@@ -733,3 +733,27 @@ func TestSearchQualifier(t *testing.T) {
 		t.Errorf("is:pr is:open review-requested:@me: %+v, want a search of pull requests", q.concepts)
 	}
 }
+
+// TestLengthPrior: a server of one tool is measured against a typical
+// tool's length too (lengthPrior), so its one long description does not
+// outrank a short one that says the word once, just because no other
+// tool of its server is there to be long against.
+func TestLengthPrior(t *testing.T) {
+	long := "A detailed tool for dynamic and reflective problem-solving through thoughts. " +
+		strings.Repeat("Each thought can build on, question, or revise previous insights as understanding deepens. ", 12) +
+		"It can also verify a checksum when a thought needs one, and compare a checksum against a hypothesis."
+	tools := []tool{
+		{"thinking", "think", long, ""},
+		{"hasher", "digest", "Computes the checksum of a file.", ""},
+	}
+	got, _ := rankTools(tools, "checksum", 0)
+	if len(got) != 2 || got[0] != "hasher.digest" {
+		t.Errorf("got %v, want hasher.digest first: the long description's two mentions are in a text twenty times as long", got)
+	}
+	keep := lengthPrior
+	lengthPrior = 0
+	defer func() { lengthPrior = keep }()
+	if got, _ := rankTools(tools, "checksum", 0); len(got) != 2 || got[0] != "thinking.think" {
+		t.Errorf("without the prior: %v, want thinking.think first (each server alone, its length never counts)", got)
+	}
+}

@@ -54,12 +54,17 @@ var fieldWeight = [numFields]float64{
 }
 
 // fieldB is BM25's length normalisation per field (0: none, 1: full).
+// Descriptions and parameter descriptions are normalised nearly in full:
+// once lengths are measured against a typical tool's too (lengthPrior),
+// a word in a long text says less of the tool than one in a short text
+// (cross-validated, 21 folds, both fields at once: MRR@10 0.840 as they
+// were, 0.5 and 0.3; 0.843 at 0.75; 0.845 at 0.9 and at 1).
 var fieldB = [numFields]float64{
 	FieldName:         0.5,
 	FieldTitle:        0.5,
-	FieldDescription:  0.5,
+	FieldDescription:  0.9,
 	FieldParam:        0.5,
-	FieldParamDesc:    0.3,
+	FieldParamDesc:    0.9,
 	FieldEnum:         0.5,
 	FieldInstructions: 0.75,
 	FieldServer:       0,

@@ -748,7 +748,7 @@ func TestLengthPrior(t *testing.T) {
 	}
 	got, _ := rankTools(tools, "checksum", 0)
 	if len(got) != 2 || got[0] != "hasher.digest" {
-		t.Errorf("got %v, want hasher.digest first: the long description's two mentions are in a text twenty times as long", got)
+		t.Errorf("got %v, want hasher.digest first: the long description's two mentions are in a text thirty times as long", got)
 	}
 	keep := lengthPrior
 	lengthPrior = 0

@@ -68,14 +68,11 @@ func NewIndex(docs []*Doc, server *Doc) *Index {
 	// Each term's weight in each tool is computed here, once: field
 	// lengths are normalised by this set's averages (one server's tools
 	// against each other, and against lengthPrior typical tools), so a
-	// query only sums what the postings hold.
-	var avg [numFields]float64
-	for f, l := range ix.total {
-		if f < len(typicalLen) {
-			avg[f] = max((l+lengthPrior*typicalLen[f])/(float64(len(docs))+lengthPrior), 1)
-		} else { // the server's own fields: the same for each of its tools
-			avg[f] = max(l/float64(max(len(docs), 1)), 1)
-		}
+	// query only sums what the postings hold. The server's own fields are
+	// normalised when a query runs, over the servers it searches.
+	var avg [FieldInstructions]float64
+	for f := range avg {
+		avg[f] = max((ix.total[f]+lengthPrior*typicalLen[f])/(float64(len(docs))+lengthPrior), 1)
 	}
 	for i, d := range docs {
 		if slices.ContainsFunc(d.terms, func(t docTerm) bool { return t.tf[FieldName] != 0 && isWriteVerb(t.term) }) {

@@ -380,3 +380,25 @@ func TestQuality(t *testing.T) {
 		}
 	}
 }
+
+// TestTypicalLen: typicalLen is what it says, the mean length of each
+// field over the recorded tools (to the tenth it is written with), so a
+// new recording that moves it shows here.
+func TestTypicalLen(t *testing.T) {
+	var sum [FieldInstructions]float64
+	n := 0
+	for _, s := range loadCorpus(t).servers {
+		for _, tool := range s.parsed {
+			d := NewDoc(tool)
+			for f := range sum {
+				sum[f] += float64(d.lens[f])
+			}
+			n++
+		}
+	}
+	for f := range sum {
+		if mean := sum[f] / float64(n); math.Abs(mean-typicalLen[f]) > 0.05 {
+			t.Errorf("field %d: mean length %.2f over %d recorded tools, typicalLen says %.1f", f, mean, n, typicalLen[f])
+		}
+	}
+}

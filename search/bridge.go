@@ -12,7 +12,9 @@ import (
 // for it hold more often than chance, where the request's other words
 // and their thesaurus entries do not already account for them ("bloat" →
 // size). It is words to words, never to a tool, so it carries over to any
-// server's tools. TestBridgeFile generates it from the studied intent
+// server's tools. Its strengths are then corrected where they ranked a
+// wrong tool first on the intents they were learned from (refineBridge,
+// in refine_test.go). TestBridgeFile generates it from the studied intent
 // sets (testdata/README.md) and the recorded tools, and checks that the
 // committed file is what it generates (MCPX_SEARCH_BRIDGE=write rewrites
 // it). A query word also matches its bridge words, each at weightBridge

@@ -35,14 +35,19 @@ type bridgeParams struct {
 	otherName    float64 // a word of some tools' names that none of the query word's answers has in its name keeps this share of its strength (MCPX_SEARCH_BRIDGE_OTHERNAME lists shares to cross-validate)
 	minPair      int     // two query words in a row are learned as one key from at least this many intents (0: never; MCPX_SEARCH_BRIDGE_PAIRS)
 	maxPairWords int     // bridge words kept per two-word key (0: maxWords; MCPX_SEARCH_PAIR_WORDS)
+	refine       int     // passes of refineBridge over the intents learned from (0: none; MCPX_SEARCH_REFINE_PASSES)
+	refineStep   float64 // what one correction moves a strength (MCPX_SEARCH_REFINE_STEPS)
+	refineMargin float64 // a right first tool is corrected against the second too where the second scores within this share of it (MCPX_SEARCH_REFINE_MARGINS)
+	refineReach  float64 // how far corrections may move a strength from what the counts gave it (MCPX_SEARCH_REFINE_REACHES)
 }
 
-var defaultBridgeParams = bridgeParams{minIntents: 1, minTools: 1, minStrength: 0.1, prior: 2, maxWords: 12, serverShare: 0.5, allFields: true, otherName: 0, minPair: 1, maxPairWords: 3}
+var defaultBridgeParams = bridgeParams{minIntents: 1, minTools: 1, minStrength: 0.1, prior: 2, maxWords: 12, serverShare: 0.5, allFields: true, otherName: 0, minPair: 1, maxPairWords: 3, refine: 1, refineStep: 0.05, refineMargin: 0.4, refineReach: 0.25}
 
 // toolTerms are, per tool (NS.TOOL), the terms of its own text (name,
 // title, description, parameters, enum values) and how tools write each
 // term (its commonest written form).
 type toolTerms struct {
+	corpus  *corpus
 	terms   map[string]map[string]bool
 	names   map[string]map[string]bool // per tool, the terms of its name
 	named   map[string]bool            // terms some tool's name holds
@@ -50,8 +55,7 @@ type toolTerms struct {
 }
 
 func newToolTerms(c *corpus, p bridgeParams) toolTerms {
-	tt := toolTerms{terms: map[string]map[string]bool{}, names: map[string]map[string]bool{}, named: map[string]bool{}, written: map[string]string{}}
-	forms := map[string]map[string]int{}
+	tt := toolTerms{corpus: c, terms: map[string]map[string]bool{}, names: map[string]map[string]bool{}, named: map[string]bool{}}
 	for si, s := range c.servers {
 		// A word more than serverShare (half) of a server's tools have
 		// says which server, not what a tool does: it is no bridge word.
@@ -63,7 +67,7 @@ func newToolTerms(c *corpus, p bridgeParams) toolTerms {
 				share[t.term]++
 			}
 		}
-		for ti, tool := range s.parsed {
+		for ti := range s.parsed {
 			set, name := map[string]bool{}, map[string]bool{}
 			for _, t := range docs[ti].terms {
 				if t.tf[FieldName] != 0 && !strings.Contains(t.term, " ") {
@@ -77,6 +81,18 @@ func newToolTerms(c *corpus, p bridgeParams) toolTerms {
 			}
 			tt.terms[c.name(si, ti)] = set
 			tt.names[c.name(si, ti)] = name
+		}
+	}
+	tt.written = commonestForms(c)
+	return tt
+}
+
+// commonestForms is, per term of the recorded tools' text, how the tools
+// write it most often (the first in byte order of those as common).
+func commonestForms(c *corpus) map[string]string {
+	forms := map[string]map[string]int{}
+	for _, s := range c.servers {
+		for _, tool := range s.parsed {
 			text := []string{tool.Name, tool.Title, tool.Description}
 			for _, p := range tool.Params {
 				text = append(text, p.Name, p.Description)
@@ -90,6 +106,7 @@ func newToolTerms(c *corpus, p bridgeParams) toolTerms {
 			}
 		}
 	}
+	written := map[string]string{}
 	for t, ws := range forms {
 		best := ""
 		for w, n := range ws {
@@ -97,9 +114,9 @@ func newToolTerms(c *corpus, p bridgeParams) toolTerms {
 				best = w
 			}
 		}
-		tt.written[t] = best
+		written[t] = best
 	}
-	return tt
+	return written
 }
 
 // queryTerms are the terms of a query's own words that a bridge may
@@ -124,9 +141,18 @@ func queryTerms(q Query) (own []string, reached map[string]bool) {
 // learnBridge learns the bridge from intents: for each query term, the
 // words of its answers' text that its intents hold more often than
 // intents at large, among the words the rest of the query does not
-// already reach. With the bridge off while it learns, so that what it
-// learns never depends on an earlier bridge.
+// already reach; then, for p.refine passes, corrects their strengths
+// where they rank a wrong tool first (refineBridge).
 func learnBridge(tt toolTerms, intents []intent, p bridgeParams) bridgeTable {
+	b := countBridge(tt, intents, p)
+	refineBridge(tt.corpus, b, intents, p)
+	return b
+}
+
+// countBridge is learnBridge's first step, from counts alone. With the
+// bridge off while it counts, so that what it learns never depends on an
+// earlier bridge.
+func countBridge(tt toolTerms, intents []intent, p bridgeParams) bridgeTable {
 	defer setBridge(bridgeTable{})()
 	bc := bridgeCounts{tt: tt, p: p, nq: map[string]int{}, co: map[keyWord]int{}, tools: map[keyWord]map[string]bool{}, bg: map[string]int{}, inName: map[keyWord]bool{}}
 	for _, in := range intents {
@@ -168,7 +194,7 @@ func learnBridge(tt toolTerms, intents []intent, p bridgeParams) bridgeTable {
 // keyWord is a query term (a bridge key) and a word of tools' text.
 type keyWord struct{ q, t string }
 
-// bridgeCounts are what learnBridge counts over the intents.
+// bridgeCounts are what countBridge counts over the intents.
 type bridgeCounts struct {
 	tt     toolTerms
 	p      bridgeParams
@@ -394,6 +420,9 @@ func bridgeVariants(t *testing.T) []bridgeParams {
 			}
 		}
 	}
+	if refine := refineVariants(t); refine != nil {
+		variants = refine
+	}
 	if os.Getenv("MCPX_SEARCH_BRIDGE_GRID") != "" {
 		variants = nil
 		for _, share := range []float64{0.3, 1} {
@@ -404,6 +433,40 @@ func bridgeVariants(t *testing.T) []bridgeParams {
 							variants = append(variants, bridgeParams{minIntents: mi, minTools: mt, minStrength: ms, prior: 2, maxWords: 6, serverShare: share, allFields: all, otherName: defaultBridgeParams.otherName})
 						}
 					}
+				}
+			}
+		}
+	}
+	return variants
+}
+
+// refineVariants are the settings of refineBridge to cross-validate:
+// every combination of the passes, steps, margins and reaches listed in
+// MCPX_SEARCH_REFINE_PASSES, _STEPS, _MARGINS and _REACHES (the default
+// for one not given); nil when none is.
+func refineVariants(t *testing.T) []bridgeParams {
+	d := defaultBridgeParams
+	passes := envFloats(t, "MCPX_SEARCH_REFINE_PASSES", nil)
+	steps := envFloats(t, "MCPX_SEARCH_REFINE_STEPS", nil)
+	margins := envFloats(t, "MCPX_SEARCH_REFINE_MARGINS", nil)
+	reaches := envFloats(t, "MCPX_SEARCH_REFINE_REACHES", nil)
+	if passes == nil && steps == nil && margins == nil && reaches == nil {
+		return nil
+	}
+	or := func(xs []float64, def float64) []float64 {
+		if xs == nil {
+			return []float64{def}
+		}
+		return xs
+	}
+	var variants []bridgeParams
+	for _, n := range or(passes, float64(d.refine)) {
+		for _, step := range or(steps, d.refineStep) {
+			for _, margin := range or(margins, d.refineMargin) {
+				for _, reach := range or(reaches, d.refineReach) {
+					p := d
+					p.refine, p.refineStep, p.refineMargin, p.refineReach = int(n), step, margin, reach
+					variants = append(variants, p)
 				}
 			}
 		}
@@ -525,6 +588,7 @@ func TestLearnPairs(t *testing.T) {
 	// (cursor, page size…) go with the pair as strongly as get does; the
 	// tools' own text alone keeps the test on what pairs learn.
 	p.allFields = false
+	p.refine = 0 // the counts alone: refineBridge is TestRefineBridge's
 	intents := []intent{
 		{query: "child blocks of page abc", want: []string{"notion.API-get-block-children"}},
 		{query: "child blocks under the roadmap page", want: []string{"notion.API-get-block-children"}},

@@ -179,9 +179,11 @@ func namesAction(fields []string, concepts []concept) bool {
 // standsForNameVerb reports whether a concept's alternative is a verb
 // tools' names use and stands for the query's word: the word itself,
 // what a phrasal verb points to (its own weight is 0) or a thesaurus
-// entry at least related; not a second step.
+// entry at least related; not a second step, nor a learned bridge word,
+// which only ranks ("database" → post, learned from rows added as pages,
+// does not make "tasks in the notion database" a request to write).
 func standsForNameVerb(a alt) bool {
-	return (a.weight == 0 || a.weight >= 0.5) && isNameVerb(a.term)
+	return !a.learned && (a.weight == 0 || a.weight >= 0.5) && isNameVerb(a.term)
 }
 
 // isNameVerb reports whether a term (stemmed) is a verb tools' names use
@@ -407,7 +409,7 @@ func (b *queryBuilder) addPairs() {
 	var writes, reads bool // the request's own words name an action that changes something, one that does not
 	for _, c := range b.q.concepts {
 		for _, a := range c.alts {
-			if !c.shape && !a.learned && standsForNameVerb(a) {
+			if !c.shape && standsForNameVerb(a) {
 				writes = writes || isWriteVerb(a.term)
 				reads = reads || !isWriteVerb(a.term)
 			}

@@ -47,7 +47,7 @@ var defaultBridgeParams = bridgeParams{minIntents: 1, minTools: 1, minStrength: 
 // title, description, parameters, enum values) and how tools write each
 // term (its commonest written form).
 type toolTerms struct {
-	corpus  *corpus
+	corpus  *corpus // the recorded tools they are of, which refineBridge ranks
 	terms   map[string]map[string]bool
 	names   map[string]map[string]bool // per tool, the terms of its name
 	named   map[string]bool            // terms some tool's name holds

@@ -11,23 +11,22 @@ import (
 
 // refineBridge corrects b's strengths, in place, where they rank a wrong
 // tool first on the intents b was learned from, in p.refine passes over
-// them. The
-// counts behind b say which words go with a query word; they do not say
-// which of those words tell its answers from the tools beside them
-// ("helm" → custom, valuesfile, override: words of install_helm_chart's
-// and upgrade_helm_chart's parameters, which ranked both over
-// uninstall_helm_chart for "helm uninstall redis -n cache"; 0.55 → 0.30
-// after this). So, as a perceptron does, for each intent whose
-// first tool is wrong, each of the query's bridge words that the first
-// right tool holds and the wrong one does not gains p.refineStep, and
-// each the wrong one holds and the right one does not loses it. Where the
-// first tool is right but the second, a wrong one, scores within
-// p.refineMargin of it, the second is corrected against in the same way,
-// so that a pass leaves a margin rather than a tie. A strength stays in
-// [0, 1] and within p.refineReach of what the counts gave it: a frequent
-// key meets hundreds of corrections, and unbounded they carried a word
-// of the benchmark's example values far ("acme" → per, 0.17 → 0.92).
-// Strengths are rounded as bridge.txt writes them; a word at 0 is
+// them. The counts behind b say which words go with a query word; they do
+// not say which of those words tell its answers from the tools beside
+// them ("helm" → custom, valuesfile, override: words of
+// install_helm_chart's and upgrade_helm_chart's parameters, which ranked
+// both over uninstall_helm_chart for "helm uninstall redis -n cache";
+// 0.55 → 0.30 after this). So, as a perceptron does, for each intent
+// whose first tool is wrong, each of the query's bridge words that the
+// first right tool holds and the wrong one does not gains p.refineStep,
+// and each the wrong one holds and the right one does not loses it.
+// Where the first tool is right but the second, a wrong one, scores
+// within p.refineMargin of it, the second is corrected against in the
+// same way, so that a pass leaves a margin rather than a tie. A strength
+// stays in [0, 1] and within p.refineReach of what the counts gave it: a
+// frequent key meets hundreds of corrections, and unbounded they carried
+// a word of the benchmark's example values far ("acme" → per, 0.17 →
+// 0.92). Strengths are rounded as bridge.txt writes them; a word at 0 is
 // dropped.
 func refineBridge(c *corpus, b bridgeTable, intents []intent, p bridgeParams) {
 	defer setBridge(b)()

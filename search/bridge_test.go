@@ -173,15 +173,10 @@ func countBridge(tt toolTerms, intents []intent, p bridgeParams) bridgeTable {
 		if s < p.minStrength {
 			continue
 		}
-		b[k.q] = append(b[k.q], bridgeWord{k.t, tt.written[k.t], math.Round(min(s, 1)*1000) / 1000})
+		b[k.q] = append(b[k.q], bridgeWord{k.t, tt.written[k.t], roundStrength(min(s, 1))})
 	}
 	for q, ws := range b {
-		slices.SortFunc(ws, func(a, b bridgeWord) int {
-			if c := cmp.Compare(b.strength, a.strength); c != 0 {
-				return c
-			}
-			return strings.Compare(a.term, b.term)
-		})
+		sortBridgeWords(ws)
 		keep := p.maxWords
 		if strings.Contains(q, " ") && p.maxPairWords > 0 {
 			keep = p.maxPairWords
@@ -189,6 +184,20 @@ func countBridge(tt toolTerms, intents []intent, p bridgeParams) bridgeTable {
 		b[q] = ws[:min(len(ws), keep)]
 	}
 	return b
+}
+
+// roundStrength rounds a strength as bridge.txt writes it.
+func roundStrength(s float64) float64 { return math.Round(s*1000) / 1000 }
+
+// sortBridgeWords orders a term's bridge words as bridge.txt lists them:
+// strongest first, then by term.
+func sortBridgeWords(ws []bridgeWord) {
+	slices.SortFunc(ws, func(a, b bridgeWord) int {
+		if c := cmp.Compare(b.strength, a.strength); c != 0 {
+			return c
+		}
+		return strings.Compare(a.term, b.term)
+	})
 }
 
 // keyWord is a query term (a bridge key) and a word of tools' text.
@@ -430,7 +439,9 @@ func bridgeVariants(t *testing.T) []bridgeParams {
 				for _, mi := range []int{1, 2} {
 					for _, mt := range []int{1, 2} {
 						for _, ms := range []float64{0.2, 0.4} {
-							variants = append(variants, bridgeParams{minIntents: mi, minTools: mt, minStrength: ms, prior: 2, maxWords: 6, serverShare: share, allFields: all, otherName: defaultBridgeParams.otherName})
+							p := defaultBridgeParams
+							p.minIntents, p.minTools, p.minStrength, p.prior, p.maxWords, p.serverShare, p.allFields = mi, mt, ms, 2, 6, share, all
+							variants = append(variants, p)
 						}
 					}
 				}

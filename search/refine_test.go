@@ -1,11 +1,8 @@
 package search
 
 import (
-	"cmp"
 	"fmt"
-	"math"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -68,15 +65,10 @@ func refineBridge(c *corpus, b bridgeTable, intents []intent, p bridgeParams) {
 	}
 	for k, ws := range b {
 		for i := range ws {
-			ws[i].strength = math.Round(ws[i].strength*1000) / 1000
+			ws[i].strength = roundStrength(ws[i].strength)
 		}
 		ws = slices.DeleteFunc(ws, func(w bridgeWord) bool { return w.strength <= 0 })
-		slices.SortFunc(ws, func(a, b bridgeWord) int {
-			if c := cmp.Compare(b.strength, a.strength); c != 0 {
-				return c
-			}
-			return strings.Compare(a.term, b.term)
-		})
+		sortBridgeWords(ws)
 		if len(ws) == 0 {
 			delete(b, k)
 			continue

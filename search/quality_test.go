@@ -30,7 +30,7 @@ var (
 
 // intentSets are the benchmark's intent sets, in the order they are
 // printed (testdata/README.md says how each was made).
-var intentSets = []string{"dev", "heldout", "unseen", "fresh", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12", "blind13"}
+var intentSets = []string{"dev", "heldout", "unseen", "fresh", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12", "blind13", "blind14"}
 
 // studiedSets are the intent sets whose misses are studied, which the
 // bridge learns from and TestTune and TestAblate judge by (blind7 and
@@ -42,8 +42,9 @@ var studiedSets = []string{"dev", "unseen", "fresh", "blind5", "blind6", "blind7
 // neverStudied are the sets judged on their aggregates only (blind11,
 // written before the twelfth round, first measured after it; blind12,
 // written and first measured before the thirteenth; blind13 before the
-// fourteenth).
-var neverStudied = []string{"heldout", "blind4", "blind11", "blind12", "blind13"}
+// fourteenth; blind14 written in the eighteenth and first measured with
+// the rankers before and after its change).
+var neverStudied = []string{"heldout", "blind4", "blind11", "blind12", "blind13", "blind14"}
 
 // floors are, per intent set, the recall@5 and MRR@10 under which the
 // benchmark fails (a regression): just under what the ranker reaches after
@@ -56,8 +57,9 @@ var neverStudied = []string{"heldout", "blind4", "blind11", "blind12", "blind13"
 // blind11's (0.938 and 0.870; 0.855 and 0.722 when first measured, after
 // the twelfth round), blind12's (0.968 and 0.877; 0.891 and 0.760 when
 // first measured, before the thirteenth) and blind13's (0.938 and 0.857;
-// 0.895 and 0.749 when first measured, before the fourteenth). And the
-// ranker must stay above plain BM25 on every set.
+// 0.895 and 0.749 when first measured, before the fourteenth) and
+// blind14's (0.939 and 0.861 when first measured, in the eighteenth). And
+// the ranker must stay above plain BM25 on every set.
 var floors = map[string]struct{ recall5, mrr float64 }{
 	"dev":     {0.985, 0.965},
 	"heldout": {0.98, 0.945},
@@ -73,12 +75,13 @@ var floors = map[string]struct{ recall5, mrr float64 }{
 	"blind11": {0.91, 0.845},
 	"blind12": {0.945, 0.85},
 	"blind13": {0.91, 0.835},
+	"blind14": {0.92, 0.845},
 }
 
 // leastIntents is, per intent set, the fewest intents it may hold: the
 // development and held-out sets together hold at least 80 (the issue's
 // minimum), each later set about as many as when it was written.
-var leastIntents = map[string]int{"unseen": 60, "fresh": 100, "blind4": 60, "blind5": 120, "blind6": 180, "blind7": 180, "blind8": 180, "blind9": 180, "blind10": 180, "blind11": 180, "blind12": 180, "blind13": 180}
+var leastIntents = map[string]int{"unseen": 60, "fresh": 100, "blind4": 60, "blind5": 120, "blind6": 180, "blind7": 180, "blind8": 180, "blind9": 180, "blind10": 180, "blind11": 180, "blind12": 180, "blind13": 180, "blind14": 180}
 
 // corpus is the recorded tools of every server.
 type corpus struct {

@@ -20,8 +20,9 @@ import (
 // it). A query word also matches its bridge words, each at weightBridge
 // times the strength the file gives it: a weak signal, under the
 // thesaurus's, which decides only where the words say little else. Two
-// words in a row are a key too ("child block"), with the few words they
-// went with beyond either word alone (queryBuilder.addPairs).
+// words near each other (pairSpan) are a key too ("child block"), with
+// the few words they went with beyond either word alone
+// (queryBuilder.addPairs).
 //
 // The file is read where it lies, a line per query term (bridgeFile).
 

@@ -33,7 +33,7 @@ type bridgeParams struct {
 	serverShare  float64 // a word more than this share of a server's tools have names the server, not a tool's action or object
 	allFields    bool    // bridge words from parameters' names and descriptions too, not only the tool's name, title, description and enum values
 	otherName    float64 // a word of some tools' names that none of the query word's answers has in its name keeps this share of its strength (MCPX_SEARCH_BRIDGE_OTHERNAME lists shares to cross-validate)
-	minPair      int     // two query words in a row are learned as one key from at least this many intents (0: never; MCPX_SEARCH_BRIDGE_PAIRS)
+	minPair      int     // two query words at most pairSpan apart are learned as one key from at least this many intents (0: never; MCPX_SEARCH_BRIDGE_PAIRS)
 	maxPairWords int     // bridge words kept per two-word key (0: maxWords; MCPX_SEARCH_PAIR_WORDS)
 	refine       int     // passes of refineBridge over the intents learned from (0: none; MCPX_SEARCH_REFINE_PASSES)
 	refineStep   float64 // what one correction moves a strength (MCPX_SEARCH_REFINE_STEPS)
@@ -216,7 +216,7 @@ type bridgeCounts struct {
 }
 
 // add counts one intent: each of its own words is a key, and so is each
-// two in a row (queryBuilder.addPairs).
+// two at most pairSpan apart (queryBuilder.addPairs).
 func (bc *bridgeCounts) add(in intent) {
 	bc.n++
 	own, reached := queryTerms(ParseQuery(in.query))
@@ -232,7 +232,9 @@ func (bc *bridgeCounts) add(in intent) {
 	keys := slices.Clone(own)
 	if bc.p.minPair > 0 {
 		for i := 1; i < len(own); i++ {
-			keys = append(keys, own[i-1]+" "+own[i])
+			for d := 1; d <= min(pairSpan, i); d++ {
+				keys = append(keys, own[i-d]+" "+own[i])
+			}
 		}
 	}
 	slices.Sort(keys)
@@ -508,8 +510,9 @@ func TestBridgeCrossValidate(t *testing.T) {
 	sums := envFloats(t, "MCPX_SEARCH_BRIDGE_SUMS", []float64{bridgeSum})
 	pairWeights := envFloats(t, "MCPX_SEARCH_PAIR_WEIGHTS", []float64{pairWeight})
 	lengthPriors := envFloats(t, "MCPX_SEARCH_LENGTH_PRIORS", []float64{lengthPrior})
-	keepSum, keepPair, keepPrior := bridgeSum, pairWeight, lengthPrior
-	defer func() { bridgeSum, pairWeight, lengthPrior = keepSum, keepPair, keepPrior }()
+	spans := envFloats(t, "MCPX_SEARCH_PAIR_SPANS", []float64{float64(pairSpan)}) // the learner and the queries read pairSpan: each span is learned anew
+	keepSum, keepPair, keepPrior, keepSpan := bridgeSum, pairWeight, lengthPrior, pairSpan
+	defer func() { bridgeSum, pairWeight, lengthPrior, pairSpan = keepSum, keepPair, keepPrior, keepSpan }()
 	type setting struct{ sum, pair, prior float64 }
 	var settings []setting
 	for _, sum := range sums {
@@ -523,29 +526,32 @@ func TestBridgeCrossValidate(t *testing.T) {
 	for _, held := range bridgeSets {
 		training[held] = foldTraining(learnable, held, folds[held])
 	}
-	for _, p := range variants {
-		// Each fold's bridge is learned once, then measured at each
-		// sum and weight.
-		tt := newToolTerms(c, p)
-		learned := map[string]bridgeTable{}
-		for _, held := range bridgeSets {
-			learned[held] = learnBridge(tt, training[held], p)
-		}
-		for _, st := range settings {
-			bridgeSum, pairWeight, lengthPrior = st.sum, st.pair, st.prior
-			for _, w := range weights {
-				weightBridge = w
-				var line string
-				var all pooled
-				ranker := mcpxRanker(c) // the bridge is read per query, so one index serves every fold
-				for _, held := range bridgeSets {
-					restore := setBridge(learned[held])
-					s := evaluate(ranker, folds[held])
-					restore()
-					all.add(s, len(folds[held]))
-					line += fmt.Sprintf(" %s %.3f/%.3f/%.3f", held, s.r1, s.r5, s.mrr)
+	for _, span := range spans {
+		pairSpan = int(span)
+		for _, p := range variants {
+			// Each fold's bridge is learned once, then measured at each
+			// sum and weight.
+			tt := newToolTerms(c, p)
+			learned := map[string]bridgeTable{}
+			for _, held := range bridgeSets {
+				learned[held] = learnBridge(tt, training[held], p)
+			}
+			for _, st := range settings {
+				bridgeSum, pairWeight, lengthPrior = st.sum, st.pair, st.prior
+				for _, w := range weights {
+					weightBridge = w
+					var line string
+					var all pooled
+					ranker := mcpxRanker(c) // the bridge is read per query, so one index serves every fold
+					for _, held := range bridgeSets {
+						restore := setBridge(learned[held])
+						s := evaluate(ranker, folds[held])
+						restore()
+						all.add(s, len(folds[held]))
+						line += fmt.Sprintf(" %s %.3f/%.3f/%.3f", held, s.r1, s.r5, s.mrr)
+					}
+					t.Logf("%+v span=%d sum=%.2f pair=%.2f prior=%g w=%.2f all %s |%s", p, pairSpan, st.sum, st.pair, st.prior, w, all, line)
 				}
-				t.Logf("%+v sum=%.2f pair=%.2f prior=%g w=%.2f all %s |%s", p, st.sum, st.pair, st.prior, w, all, line)
 			}
 		}
 	}
@@ -581,6 +587,16 @@ func TestBridgePairs(t *testing.T) {
 	}
 	if q := parseQuery("child blocks of block abc", false); slices.ContainsFunc(q.concepts, func(c concept) bool { return c.pair }) {
 		t.Error("a pair without the bridge")
+	}
+	// Two words with others between them are the pair up to pairSpan
+	// apart, and no further.
+	between := []string{"amber", "cobalt", "violet", "indigo", "scarlet", "olive", "ochre", "teal"}[:pairSpan]
+	for n := 1; n <= pairSpan; n++ {
+		query := "child " + strings.Join(between[:n], " ") + " blocks"
+		pair := slices.ContainsFunc(ParseQuery(query).concepts, func(c concept) bool { return c.pair && c.alts[0].term == "child block" })
+		if want := n < pairSpan; pair != want {
+			t.Errorf("%q: pair %v, want %v", query, pair, want)
+		}
 	}
 	// Without the pair, the words alone leave the two tools level.
 	defer setBridge(bridgeTable{})()
@@ -629,6 +645,18 @@ func TestLearnPairs(t *testing.T) {
 	}
 	if _, ok := b["roadmap page"]; ok {
 		t.Errorf(`"roadmap page" learned from one intent in a row: %v`, b["roadmap page"])
+	}
+	// It counts two words with others between them as the pair, up to
+	// pairSpan apart, as queries read them (addPairs).
+	apart := []intent{
+		{query: "child amber blocks of page abc", want: []string{"notion.API-get-block-children"}},
+		{query: "child cobalt blocks of the roadmap page", want: []string{"notion.API-get-block-children"}},
+		{query: "child page under roadmap", want: []string{"notion.API-post-page"}},
+		{query: "block 42 of the page", want: []string{"notion.API-retrieve-a-block"}},
+		{query: "erase block 7", want: []string{"notion.API-delete-a-block"}},
+	}
+	if b := learnBridge(newToolTerms(c, p), apart, p); !slices.ContainsFunc(b["child block"], func(w bridgeWord) bool { return w.term == "get" }) {
+		t.Errorf(`"child … block" learned %v, want get among them`, b["child block"])
 	}
 	p.minPair = 0
 	if b := learnBridge(newToolTerms(c, p), intents, p); b["child block"] != nil {

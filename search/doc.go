@@ -22,8 +22,8 @@
 // tools that change something, and a request that names a server ("in
 // notion") prefers that server's tools. Where a query's words are not the
 // tools' own, the learned bridge (bridge.go) adds the words of tools' text
-// that agents' requests with those words, alone or two in a row, went
-// with. Explain says which words matched in which fields.
+// that agents' requests with those words, alone or two near each other,
+// went with. Explain says which words matched in which fields.
 //
 // The package is a leaf (the standard library and internal/lazy only) and
 // does no work at init, so the CLI links it for its "did you mean"

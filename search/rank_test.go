@@ -270,7 +270,11 @@ func TestConversion(t *testing.T) {
 	}
 }
 
+// TestRankWhy: each word's match names the thesaurus entry it went
+// through and the fields. With the bridge off: TestBridgeMatch has the
+// why of a learned word, and what the bridge learns changes.
 func TestRankWhy(t *testing.T) {
+	defer setBridge(bridgeTable{})()
 	tools := []tool{{"gh", "create_issue", "Create a new issue in a GitHub repository",
 		`,"inputSchema":{"properties":{"labels":{"description":"Labels to add"}}}`}}
 	_, hits := rankTools(tools, "open a ticket with labels in the repo", 1)

@@ -590,8 +590,8 @@ func TestBridgePairs(t *testing.T) {
 	}
 	// Two words with others between them are the pair up to pairSpan
 	// apart, and no further.
-	between := []string{"amber", "cobalt", "violet", "indigo", "scarlet", "olive", "ochre", "teal"}[:pairSpan]
-	for n := 1; n <= pairSpan; n++ {
+	between := []string{"amber", "cobalt", "violet", "indigo", "scarlet", "olive", "ochre", "teal"}
+	for n := 1; n <= min(pairSpan, len(between)); n++ {
 		query := "child " + strings.Join(between[:n], " ") + " blocks"
 		pair := slices.ContainsFunc(ParseQuery(query).concepts, func(c concept) bool { return c.pair && c.alts[0].term == "child block" })
 		if want := n < pairSpan; pair != want {

@@ -231,10 +231,8 @@ func (bc *bridgeCounts) add(in intent) {
 	}
 	keys := slices.Clone(own)
 	if bc.p.minPair > 0 {
-		for i := 1; i < len(own); i++ {
-			for d := 1; d <= min(pairSpan, i); d++ {
-				keys = append(keys, own[i-d]+" "+own[i])
-			}
+		for i, j := range nearPairs(len(own)) {
+			keys = append(keys, own[i]+" "+own[j])
 		}
 	}
 	slices.Sort(keys)
@@ -540,21 +538,27 @@ func TestBridgeCrossValidate(t *testing.T) {
 				bridgeSum, pairWeight, lengthPrior = st.sum, st.pair, st.prior
 				for _, w := range weights {
 					weightBridge = w
-					var line string
-					var all pooled
-					ranker := mcpxRanker(c) // the bridge is read per query, so one index serves every fold
-					for _, held := range bridgeSets {
-						restore := setBridge(learned[held])
-						s := evaluate(ranker, folds[held])
-						restore()
-						all.add(s, len(folds[held]))
-						line += fmt.Sprintf(" %s %.3f/%.3f/%.3f", held, s.r1, s.r5, s.mrr)
-					}
+					all, line := measureFolds(c, learned, folds)
 					t.Logf("%+v span=%d sum=%.2f pair=%.2f prior=%g w=%.2f all %s |%s", p, pairSpan, st.sum, st.pair, st.prior, w, all, line)
 				}
 			}
 		}
 	}
+}
+
+// measureFolds ranks each fold's intents with the bridge learned without
+// them, at the ranker's current settings: the folds pooled, and each
+// fold's figures as a line.
+func measureFolds(c *corpus, learned map[string]bridgeTable, folds map[string][]intent) (all pooled, line string) {
+	ranker := mcpxRanker(c) // the bridge is read per query, so one index serves every fold
+	for _, held := range bridgeSets {
+		restore := setBridge(learned[held])
+		s := evaluate(ranker, folds[held])
+		restore()
+		all.add(s, len(folds[held]))
+		line += fmt.Sprintf(" %s %.3f/%.3f/%.3f", held, s.r1, s.r5, s.mrr)
+	}
+	return all, line
 }
 
 // TestBridgePairs: two words in a row that the bridge knows together add
@@ -602,6 +606,23 @@ func TestBridgePairs(t *testing.T) {
 	defer setBridge(bridgeTable{})()
 	if _, hits := rankTools(tools, "child blocks of block abc", 0); len(hits) != 2 || hits[0].Score != hits[1].Score {
 		t.Errorf("without the pair: %+v", hits)
+	}
+}
+
+// TestNearPairs: every two of the words at most pairSpan apart, once,
+// the nearest first for each later word.
+func TestNearPairs(t *testing.T) {
+	defer func(keep int) { pairSpan = keep }(pairSpan)
+	pairSpan = 2
+	var got [][2]int
+	for i, j := range nearPairs(4) {
+		got = append(got, [2]int{i, j})
+	}
+	if want := [][2]int{{0, 1}, {1, 2}, {0, 2}, {2, 3}, {1, 3}}; !slices.Equal(got, want) {
+		t.Errorf("nearPairs(4) at span 2 = %v, want %v", got, want)
+	}
+	for range nearPairs(1) {
+		t.Error("a pair of one word")
 	}
 }
 

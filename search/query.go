@@ -2,6 +2,7 @@ package search
 
 import (
 	"cmp"
+	"iter"
 	"slices"
 	"strings"
 	"unicode"
@@ -417,22 +418,36 @@ func (b *queryBuilder) addPairs() {
 		}
 	}
 	own := ownConcepts(b.q.concepts)
-	for i := 1; i < len(own); i++ {
-		for d := 1; d <= min(pairSpan, i); d++ {
-			key := own[i-d].alts[0].term + " " + own[i].alts[0].term
-			words := bridge.words(key)
-			if len(words) == 0 || b.has(key) {
+	for i, j := range nearPairs(len(own)) {
+		key := own[i].alts[0].term + " " + own[j].alts[0].term
+		words := bridge.words(key)
+		if len(words) == 0 || b.has(key) {
+			continue
+		}
+		c := concept{word: own[i].word + " " + own[j].word, alts: []alt{{term: key}}, pair: true}
+		for _, bw := range words {
+			if isNameVerb(bw.term) && writes != reads && isWriteVerb(bw.term) != writes {
 				continue
 			}
-			c := concept{word: own[i-d].word + " " + own[i].word, alts: []alt{{term: key}}, pair: true}
-			for _, bw := range words {
-				if isNameVerb(bw.term) && writes != reads && isWriteVerb(bw.term) != writes {
-					continue
+			c.alts = append(c.alts, alt{term: bw.term, weight: weightBridge * pairWeight * bw.strength, learned: true, written: bw.written})
+		}
+		if len(c.alts) > 1 {
+			b.q.concepts = append(b.q.concepts, c)
+		}
+	}
+}
+
+// nearPairs yields the positions (i, j), i before j, of each two of n own
+// words in order that are at most pairSpan apart: the pairs queries read
+// (addPairs) and the learner counts, so that both agree. For each j, the
+// nearest i comes first.
+func nearPairs(n int) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for j := 1; j < n; j++ {
+			for i := j - 1; i >= max(0, j-pairSpan); i-- {
+				if !yield(i, j) {
+					return
 				}
-				c.alts = append(c.alts, alt{term: bw.term, weight: weightBridge * pairWeight * bw.strength, learned: true, written: bw.written})
-			}
-			if len(c.alts) > 1 {
-				b.q.concepts = append(b.q.concepts, c)
 			}
 		}
 	}

@@ -3,13 +3,15 @@ package search
 import (
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 // TestExplainQuery prints how a query ranks over the benchmark's tools and why
 // (MCPX_SEARCH_QUERY="open a ticket" go test ./search -run ExplainQuery -v;
-// MCPX_SEARCH_SERVERS=github,slack keeps only those servers):
+// MCPX_SEARCH_SERVERS=github,slack keeps only those servers;
+// MCPX_SEARCH_LIMIT=N prints N hits, not 8):
 // what the thesaurus makes of each word, then the best hits with their
 // matches.
 func TestExplainQuery(t *testing.T) {
@@ -32,7 +34,11 @@ func TestExplainQuery(t *testing.T) {
 	for _, c := range pq.concepts {
 		t.Logf("concept %q: %v", c.word, c.alts)
 	}
-	for _, h := range Rank(indexes, pq, 8, c.tie) {
+	limit := 8
+	if n, err := strconv.Atoi(os.Getenv("MCPX_SEARCH_LIMIT")); err == nil && n > 0 {
+		limit = n
+	}
+	for _, h := range Rank(indexes, pq, limit, c.tie) {
 		var why []string
 		for _, m := range h.Why {
 			why = append(why, m.Word+"/"+m.Via+"@"+func() string {

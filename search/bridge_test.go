@@ -216,10 +216,12 @@ type bridgeCounts struct {
 }
 
 // add counts one intent: each of its own words is a key, and so is each
-// two at most pairSpan apart (queryBuilder.addPairs).
+// two of its words, phrases, cues and values' kinds at most pairSpan apart
+// (pairConcepts, queryBuilder.addPairs).
 func (bc *bridgeCounts) add(in intent) {
 	bc.n++
-	own, reached := queryTerms(ParseQuery(in.query))
+	q := ParseQuery(in.query)
+	own, reached := queryTerms(q)
 	answer := map[string]bool{}
 	for _, w := range in.want {
 		for t := range bc.tt.terms[w] {
@@ -231,8 +233,9 @@ func (bc *bridgeCounts) add(in intent) {
 	}
 	keys := slices.Clone(own)
 	if bc.p.minPair > 0 {
-		for i, j := range nearPairs(len(own)) {
-			keys = append(keys, own[i]+" "+own[j])
+		pairs := pairConcepts(q.concepts)
+		for i, j := range nearPairs(len(pairs)) {
+			keys = append(keys, pairTerm(pairs[i])+" "+pairTerm(pairs[j]))
 		}
 	}
 	slices.Sort(keys)
@@ -606,6 +609,33 @@ func TestBridgePairs(t *testing.T) {
 	defer setBridge(bridgeTable{})()
 	if _, hits := rankTools(tools, "child blocks of block abc", 0); len(hits) != 2 || hits[0].Score != hits[1].Score {
 		t.Errorf("without the pair: %+v", hits)
+	}
+}
+
+// TestPairConcepts: a pair is made of the request's words, phrases,
+// phrasal verbs and cues in the order it wrote them, a value standing as
+// its kind; not of a value's, a number's or quoted text's words.
+func TestPairConcepts(t *testing.T) {
+	for q, want := range map[string][]string{
+		"where do we set up .env.example for the pull request": {"where", "set_up", "@file", "pull_request"},
+		"create .env.example with DATABASE_URL":                {"creat", "@file", "@environment"},
+		"tear down the browser when finished":                  {"tear_down", "browser", "when", "finish"},
+		"type \"hello world\" into field 42":                   {"type", "field"},
+		"git log of https://github.com/acme/api":               {"git_log", "@url"},
+	} {
+		var got []string
+		for _, c := range pairConcepts(ParseQuery(q).concepts) {
+			got = append(got, pairTerm(c))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: pair concepts %q, want %q", q, got, want)
+		}
+	}
+	// A value's kind makes a pair with a word before it.
+	defer setBridge(bridgeTable{"creat @file": {{"write", "write", 0.5}}})()
+	q := ParseQuery("create .env.example with DATABASE_URL")
+	if !slices.ContainsFunc(q.concepts, func(c concept) bool { return c.pair && c.alts[0].term == "creat @file" }) {
+		t.Errorf("no pair of create and a file in %+v", q.concepts)
 	}
 }
 

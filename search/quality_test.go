@@ -48,17 +48,17 @@ var neverStudied = []string{"heldout", "blind4", "blind11", "blind12", "blind13"
 
 // floors are, per intent set, the recall@5 and MRR@10 under which the
 // benchmark fails (a regression): just under what the ranker reaches after
-// the eighteenth round (dev 0.994 and 0.972, unseen 0.991 and 0.957, fresh
-// 0.995 and 0.973, blind5 0.991 and 0.963, blind6 0.995 and 0.985, blind7
-// 1.000 and 0.977, blind8 0.982 and 0.949, blind9 1.000 and 0.982, blind10
-// 1.000 and 0.978: studied sets, which the bridge learns from); the
-// held-out set's (1.000 and 0.970) and blind4's (0.987 and 0.913; 0.903
+// the nineteenth round (dev 0.994 and 0.980, unseen 0.991 and 0.971, fresh
+// 0.995 and 0.975, blind5 0.987 and 0.962, blind6 1.000 and 0.988, blind7
+// 1.000 and 0.981, blind8 0.987 and 0.953, blind9 1.000 and 0.988, blind10
+// 1.000 and 0.982: studied sets, which the bridge learns from); the
+// held-out set's (1.000 and 0.970) and blind4's (0.994 and 0.928; 0.903
 // and 0.786 when it was written), never studied, with a wider margin, as
-// blind11's (0.956 and 0.878; 0.855 and 0.722 when first measured, after
-// the twelfth round), blind12's (0.964 and 0.896; 0.891 and 0.760 when
-// first measured, before the thirteenth), blind13's (0.961 and 0.872;
+// blind11's (0.960 and 0.880; 0.855 and 0.722 when first measured, after
+// the twelfth round), blind12's (0.960 and 0.893; 0.891 and 0.760 when
+// first measured, before the thirteenth), blind13's (0.957 and 0.884;
 // 0.895 and 0.749 when first measured, before the fourteenth) and
-// blind14's (0.943 and 0.877; 0.939 and 0.861 with the seventeenth
+// blind14's (0.954 and 0.882; 0.939 and 0.861 with the seventeenth
 // round's ranker). And the ranker must stay above plain BM25 on every set.
 var floors = map[string]struct{ recall5, mrr float64 }{
 	"dev":     {0.985, 0.965},
@@ -75,7 +75,7 @@ var floors = map[string]struct{ recall5, mrr float64 }{
 	"blind11": {0.93, 0.855},
 	"blind12": {0.945, 0.87},
 	"blind13": {0.935, 0.85},
-	"blind14": {0.92, 0.855},
+	"blind14": {0.93, 0.86},
 }
 
 // leastIntents is, per intent set, the fewest intents it may hold: the

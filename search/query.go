@@ -27,6 +27,7 @@ type concept struct {
 	state  bool   // a word that says a thing's state, not the action (isState)
 	plural bool   // written in the plural (isPlural; a phrase's last word)
 	pair   bool   // two of the query's words in a row, for what the bridge learned of them together (addPairs)
+	at     int    // where the query wrote it: the index of its (first) word, for pairs (pairConcepts)
 }
 
 // weightSecondHop scales an entry of an entry's thesaurus groups (two
@@ -80,13 +81,13 @@ func parseQuery(text string, learned bool) Query {
 		if t.phrasal {
 			b.addRun(run)
 			run = run[:0]
-			b.add(t.term, t.written, 0, t.w) // documents never have it
+			b.add(t.term, t.written, 0, t.w, t.at) // documents never have it
 			continue
 		}
 		if t.whole {
 			b.addRun(run)
 			run = run[:0]
-			b.add(t.term, t.written, t.w, t.w)
+			b.add(t.term, t.written, t.w, t.w, t.at)
 			if c := &b.q.concepts[len(b.q.concepts)-1]; c.alts[0].term == t.term {
 				c.whole = true
 			}
@@ -96,7 +97,7 @@ func parseQuery(text string, learned bool) Query {
 	}
 	b.addRun(run)
 	for _, cue := range qw.cues {
-		b.add(cue, cue, 0, 1) // documents never have the cue itself
+		b.add(cue.term, cue.term, 0, 1, cue.at) // documents never have the cue itself
 	}
 	for _, k := range qw.kinds {
 		if !b.has(k.alts[0].term) {
@@ -211,6 +212,7 @@ type queryToken struct {
 	token
 	w       float64
 	phrasal bool // a verb and its particle ("set up"): only its thesaurus entries count
+	at      int  // the index of the query's word it is of
 }
 
 // queryWords is what ParseQuery reads from a query's words before it
@@ -219,7 +221,7 @@ type queryWords struct {
 	topic  bool // after a topic's marker (isTopic), in the same clause
 	tokens []queryToken
 	kinds  []concept
-	cues   []string
+	cues   []cueAt
 }
 
 // readQueryWords reads a query's words (request frames already removed).
@@ -228,32 +230,32 @@ func readQueryWords(th *thesaurus, fields []string) queryWords {
 	fields = th.joinSeparated(fields)
 	from, to := sqlStatement(fields)
 	if to > from {
-		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(strings.Join(fields[from:to], " ")), alts: []alt{{term: "sql", weight: weightShape}}, shape: true, kind: "sql"})
+		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(strings.Join(fields[from:to], " ")), alts: []alt{{term: "sql", weight: weightShape}}, shape: true, kind: "sql", at: from})
 	}
 	codeFrom, codeTo := codeSpan(fields)
 	if codeTo > codeFrom && !(codeFrom < to && from < codeTo) {
-		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(strings.Trim(strings.Join(fields[codeFrom:codeTo], " "), "`,;.:!?")), alts: []alt{{term: "code", weight: weightShape}}, shape: true, kind: "code"})
+		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(strings.Trim(strings.Join(fields[codeFrom:codeTo], " "), "`,;.:!?")), alts: []alt{{term: "code", weight: weightShape}}, shape: true, kind: "code", at: codeFrom})
 	}
 	context := false // after a preposition, in the same clause
 	for i := 0; i < len(fields); i++ {
 		if i >= from && i < to || i >= codeFrom && i < codeTo {
 			// A statement's words name its tables and columns, code's
 			// its own names, not the tool.
-			qw.addTokens(fields[i], weightValueWord)
+			qw.addTokens(fields[i], weightValueWord, i)
 			continue
 		}
 		if end := quoteEnd(fields, i); end > i && (end > i+1 || shapeOf(fields[i]) == "") {
 			// Quoted text is what the tool is to type, find or
 			// write, not the tool (a value quoted alone, "notes.md",
 			// is still a value).
-			for _, f := range fields[i:end] {
-				qw.addTokens(f, weightQuoted)
+			for k, f := range fields[i:end] {
+				qw.addTokens(f, weightQuoted, i+k)
 			}
 			i = end - 1
 			continue
 		}
 		if n, key := th.phrasalAt(fields, i); n > 0 {
-			qw.tokens = append(qw.tokens, phrasalToken(fields[i:i+n], key, context))
+			qw.tokens = append(qw.tokens, phrasalToken(fields[i:i+n], key, context, i))
 			i += n - 1
 			if last := fields[i]; endsClause(last) {
 				context = false
@@ -268,14 +270,14 @@ func readQueryWords(th *thesaurus, fields []string) queryWords {
 }
 
 // addTokens adds the tokens of a query's word f, each at weight w.
-func (qw *queryWords) addTokens(f string, w float64) {
+func (qw *queryWords) addTokens(f string, w float64, at int) {
 	for _, t := range tokenize(f, nil) {
-		qw.tokens = append(qw.tokens, queryToken{t, w, false})
+		qw.tokens = append(qw.tokens, queryToken{t, w, false, at})
 	}
 }
 
 // phrasalToken is the token of a phrasal verb written as fields.
-func phrasalToken(fields []string, key string, context bool) queryToken {
+func phrasalToken(fields []string, key string, context bool, at int) queryToken {
 	w := 1.0
 	if context {
 		w = weightContext
@@ -284,7 +286,7 @@ func phrasalToken(fields []string, key string, context bool) queryToken {
 	for _, f := range fields {
 		written = append(written, normalWord(f))
 	}
-	return queryToken{token{term: key, written: strings.Join(written, " ")}, w, true}
+	return queryToken{token{term: key, written: strings.Join(written, " ")}, w, true, at}
 }
 
 // readWord reads the word fields[i] of a query, in context or not (after a
@@ -325,7 +327,7 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 		if key != "" {
 			alts = []alt{{term: key, weight: weightShape}, {term: "search", weight: weightShape}}
 		}
-		qw.kinds = append(qw.kinds, concept{word: lower, alts: alts, shape: true, kind: "search"})
+		qw.kinds = append(qw.kinds, concept{word: lower, alts: alts, shape: true, kind: "search", at: i})
 	} else if kind != "" {
 		if !projectPath(strings.ToLower(strings.Trim(f, "\"'`()[]{}<>,;!?.:"))) {
 			w *= weightValueWord // but a project's path is also what it names: src/components
@@ -336,16 +338,16 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 			// them in one sequence.
 			alts = append(alts, alt{term: "pull request", weight: weightShape * weightEquivalent})
 		}
-		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(f), alts: alts, shape: true, kind: kind})
+		qw.kinds = append(qw.kinds, concept{word: strings.ToLower(f), alts: alts, shape: true, kind: kind, at: i})
 	} else if isDigits(strings.TrimLeft(lower, "#")) || isDecimal(lower) {
 		w *= weightValueWord // a number is an argument: PR 42, the last 20 lines
 	} else if isAssignment(lower) {
 		w *= weightValueWord // an argument too: team=platform, LOG_LEVEL=debug
 	}
-	qw.addTokens(f, w)
+	qw.addTokens(f, w, i)
 	for _, word := range words(f) {
 		if cue := strings.ToLower(word); stopWords()[cue] && th.alts[cue] != nil {
-			qw.cues = append(qw.cues, cue)
+			qw.cues = append(qw.cues, cueAt{cue, i})
 		}
 	}
 	if lower == "and" || lower == "then" || lower == "or" || endsClause(f) {
@@ -353,6 +355,13 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 		qw.topic = false
 	}
 	return context
+}
+
+// cueAt is a cue (a stop word the thesaurus knows: "where") and the index
+// of the query's word it is in.
+type cueAt struct {
+	term string
+	at   int
 }
 
 // queryBuilder builds a Query's concepts from its tokens.
@@ -368,11 +377,11 @@ func (b *queryBuilder) has(key string) bool {
 
 // add adds the concept of term key at weight own, and its thesaurus
 // entries at their weights times factor.
-func (b *queryBuilder) add(key, word string, own, factor float64) {
+func (b *queryBuilder) add(key, word string, own, factor float64, at int) {
 	if b.has(key) {
 		return
 	}
-	c := concept{word: word, alts: []alt{{term: key, weight: own}}}
+	c := concept{word: word, alts: []alt{{term: key, weight: own}}, at: at}
 	for _, r := range b.th.alts[key] {
 		c.alts = append(c.alts, alt{term: r.term, weight: factor * r.weight()})
 	}
@@ -396,8 +405,9 @@ func (b *queryBuilder) add(key, word string, own, factor float64) {
 	b.q.concepts = append(b.q.concepts, c)
 }
 
-// addPairs adds, for each two of the query's own words at most pairSpan
-// apart that the bridge knows as a pair ("git log", "child blocks"), a
+// addPairs adds, for each two of the query's words, phrases, cues or
+// values' kinds (pairConcepts) at most pairSpan apart that the bridge
+// knows as a pair ("git log", "child blocks", "create … @file"), a
 // concept of the words the pair went with beyond what either word alone
 // did (bridge.go), at pairWeight. A pair's words only rank: they name no
 // action (look) and no server. A pair's word that is a name's verb is
@@ -417,14 +427,14 @@ func (b *queryBuilder) addPairs() {
 			}
 		}
 	}
-	own := ownConcepts(b.q.concepts)
-	for i, j := range nearPairs(len(own)) {
-		key := own[i].alts[0].term + " " + own[j].alts[0].term
+	units := pairConcepts(b.q.concepts)
+	for i, j := range nearPairs(len(units)) {
+		key := pairTerm(units[i]) + " " + pairTerm(units[j])
 		words := bridge.words(key)
 		if len(words) == 0 || b.has(key) {
 			continue
 		}
-		c := concept{word: own[i].word + " " + own[j].word, alts: []alt{{term: key}}, pair: true}
+		c := concept{word: units[i].word + " " + units[j].word, alts: []alt{{term: key}}, pair: true}
 		for _, bw := range words {
 			if isNameVerb(bw.term) && writes != reads && isWriteVerb(bw.term) != writes {
 				continue
@@ -437,8 +447,8 @@ func (b *queryBuilder) addPairs() {
 	}
 }
 
-// nearPairs yields the positions (i, j), i before j, of each two of n own
-// words in order that are at most pairSpan apart: the pairs queries read
+// nearPairs yields the positions (i, j), i before j, of each two of n
+// pair concepts (pairConcepts) in order that are at most pairSpan apart: the pairs queries read
 // (addPairs) and the learner counts, so that both agree. For each j, the
 // nearest i comes first.
 func nearPairs(n int) iter.Seq2[int, int] {
@@ -453,8 +463,8 @@ func nearPairs(n int) iter.Seq2[int, int] {
 	}
 }
 
-// pairSpan is how far apart, in own words (ownConcepts), two words of a
-// request may be and still be a pair: 1 is two in a row. Requests put
+// pairSpan is how far apart, in pair concepts (pairConcepts), two words of
+// a request may be and still be a pair: 1 is two in a row. Requests put
 // other words between the two that go together ("let the team in the
 // release channel know": team … know → post), and a pair learned at any
 // distance up to the span is one key. Chosen by cross-validation
@@ -483,6 +493,31 @@ func ownConcepts(concepts []concept) []concept {
 	return own
 }
 
+// pairConcepts are what a pair is made of, in the order the query wrote
+// them: its own words (ownConcepts) and phrases, its phrasal verbs and
+// cues ("set up", "where"), and its values' kinds ("create .env.example"
+// is the pair create … a file).
+func pairConcepts(concepts []concept) []concept {
+	var units []concept
+	for _, c := range concepts {
+		if !c.pair && (c.shape || c.alts[0].weight == 0 || c.alts[0].weight >= 0.5) {
+			units = append(units, c)
+		}
+	}
+	slices.SortStableFunc(units, func(a, b concept) int { return cmp.Compare(a.at, b.at) })
+	return units
+}
+
+// pairTerm is c as a pair's key writes it: a phrase's terms joined by "_"
+// (a key's one space parts its two), a value by its kind, marked as not
+// the word ("@file": a file's name says more than the word file).
+func pairTerm(c concept) string {
+	if c.shape {
+		return "@" + c.kind
+	}
+	return strings.ReplaceAll(c.alts[0].term, " ", "_")
+}
+
 // addRun adds a run of words in a row: the longest phrases the thesaurus
 // knows as one concept each, the other words one by one.
 func (b *queryBuilder) addRun(run []queryToken) {
@@ -498,7 +533,7 @@ func (b *queryBuilder) addRun(run []queryToken) {
 			written = append(written, t.written)
 			w = min(w, t.w)
 		}
-		b.add(strings.Join(terms[:n], " "), strings.Join(written, " "), w, w)
+		b.add(strings.Join(terms[:n], " "), strings.Join(written, " "), w, w, run[i].at)
 		i += n
 	}
 }

@@ -26,7 +26,7 @@ type concept struct {
 	whole  bool   // the whole of a word written in parts (token.whole)
 	state  bool   // a word that says a thing's state, not the action (isState)
 	plural bool   // written in the plural (isPlural; a phrase's last word)
-	pair   bool   // two of the query's words in a row, for what the bridge learned of them together (addPairs)
+	pair   bool   // two of the query's words near each other, for what the bridge learned of them together (addPairs)
 	at     int    // where the query wrote it: the index of its (first) word, for pairs (pairConcepts)
 }
 

@@ -138,6 +138,19 @@ func queryTerms(q Query) (own []string, reached map[string]bool) {
 	return own, reached
 }
 
+// ownConcepts are the concepts of a query's own words, in order, that the
+// learner keys alone: not a value's, a number's or quoted text's
+// (minOwnWeight), nor a phrase's.
+func ownConcepts(concepts []concept) []concept {
+	var own []concept
+	for _, c := range concepts {
+		if !c.shape && c.alts[0].weight >= minOwnWeight && !strings.Contains(c.alts[0].term, " ") {
+			own = append(own, c)
+		}
+	}
+	return own
+}
+
 // learnBridge learns the bridge from intents: for each query term, the
 // words of its answers' text that its intents hold more often than
 // intents at large, among the words the rest of the query does not
@@ -699,13 +712,9 @@ func TestLearnPairs(t *testing.T) {
 	}
 	// It counts two words with others between them as the pair, up to
 	// pairSpan apart, as queries read them (addPairs).
-	apart := []intent{
-		{query: "child amber blocks of page abc", want: []string{"notion.API-get-block-children"}},
-		{query: "child cobalt blocks of the roadmap page", want: []string{"notion.API-get-block-children"}},
-		{query: "child page under roadmap", want: []string{"notion.API-post-page"}},
-		{query: "block 42 of the page", want: []string{"notion.API-retrieve-a-block"}},
-		{query: "erase block 7", want: []string{"notion.API-delete-a-block"}},
-	}
+	apart := slices.Clone(intents[:5])
+	apart[0].query = "child amber blocks of page abc"
+	apart[1].query = "child cobalt blocks of the roadmap page"
 	if b := learnBridge(newToolTerms(c, p), apart, p); !slices.ContainsFunc(b["child block"], func(w bridgeWord) bool { return w.term == "get" }) {
 		t.Errorf(`"child … block" learned %v, want get among them`, b["child block"])
 	}

@@ -97,7 +97,7 @@ func parseQuery(text string, learned bool) Query {
 	}
 	b.addRun(run)
 	for _, cue := range qw.cues {
-		b.add(cue.term, cue.term, 0, 1, cue.at) // documents never have the cue itself
+		b.add(cue.term, cue.written, 0, cue.w, cue.at) // documents never have the cue itself
 	}
 	for _, k := range qw.kinds {
 		if !b.has(k.alts[0].term) {
@@ -221,7 +221,7 @@ type queryWords struct {
 	topic  bool // after a topic's marker (isTopic), in the same clause
 	tokens []queryToken
 	kinds  []concept
-	cues   []cueAt
+	cues   []queryToken // at weight 1: a cue says what the request asks wherever it stands
 }
 
 // readQueryWords reads a query's words (request frames already removed).
@@ -347,7 +347,7 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 	qw.addTokens(f, w, i)
 	for _, word := range words(f) {
 		if cue := strings.ToLower(word); stopWords()[cue] && th.alts[cue] != nil {
-			qw.cues = append(qw.cues, cueAt{cue, i})
+			qw.cues = append(qw.cues, queryToken{token{term: cue, written: cue}, 1, false, i})
 		}
 	}
 	if lower == "and" || lower == "then" || lower == "or" || endsClause(f) {
@@ -355,13 +355,6 @@ func (qw *queryWords) readWord(th *thesaurus, fields []string, i int, context bo
 		qw.topic = false
 	}
 	return context
-}
-
-// cueAt is a cue (a stop word the thesaurus knows: "where") and the index
-// of the query's word it is in.
-type cueAt struct {
-	term string
-	at   int
 }
 
 // queryBuilder builds a Query's concepts from its tokens.
@@ -480,27 +473,20 @@ var pairSpan = 4
 // words each; from two intents on, 0.824–0.827).
 var pairWeight = 1.5
 
-// ownConcepts are the concepts of a query's own words, in order, that a
-// bridge may start from: not a value's, a number's or quoted text's, nor a
-// phrase's.
-func ownConcepts(concepts []concept) []concept {
-	var own []concept
-	for _, c := range concepts {
-		if !c.shape && c.alts[0].weight >= 0.5 && !strings.Contains(c.alts[0].term, " ") {
-			own = append(own, c)
-		}
-	}
-	return own
-}
+// minOwnWeight is the least weight of a query's own term (alts[0]) that
+// is a word of the request's own: a value's, a number's, quoted text's or
+// a topic's words weigh less. Only such words, and cues and phrasal verbs
+// (0), start a bridge key.
+const minOwnWeight = 0.5
 
 // pairConcepts are what a pair is made of, in the order the query wrote
-// them: its own words (ownConcepts) and phrases, its phrasal verbs and
+// them: its own words and phrases (minOwnWeight), its phrasal verbs and
 // cues ("set up", "where"), and its values' kinds ("create .env.example"
 // is the pair create … a file).
 func pairConcepts(concepts []concept) []concept {
 	var units []concept
 	for _, c := range concepts {
-		if !c.pair && (c.shape || c.alts[0].weight == 0 || c.alts[0].weight >= 0.5) {
+		if !c.pair && (c.shape || c.alts[0].weight == 0 || c.alts[0].weight >= minOwnWeight) {
 			units = append(units, c)
 		}
 	}
